@@ -1,0 +1,1 @@
+"""One module per ``mmrhub`` subcommand; each exposes ``register(subparsers)``."""
