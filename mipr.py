@@ -20,7 +20,6 @@ or as a loading script on ``datasets`` < 4.0::
 """
 
 import hashlib
-import io
 import json
 import logging
 import os
@@ -30,6 +29,7 @@ from typing import Optional
 
 import datasets
 import fsspec
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as paj
@@ -111,7 +111,10 @@ class MiprDataError(ValueError):
 
 @dataclass
 class MiprConfig(datasets.BuilderConfig):
-    """One MIPR table. ``data_dir`` is the folder (or URL) holding the official files."""
+    """One MIPR table. ``data_dir`` is the folder (or URL) holding the official files.
+
+    ``check_images=False`` skips listing the image folders, for hosts that cannot list a folder (plain HTTP).
+    """
 
     check_images: bool = True
 
@@ -139,19 +142,21 @@ class Mipr(datasets.ArrowBasedBuilder):
         # Validation runs here, not in _generate_tables: datasets would wrap its errors in DatasetGenerationError.
         base = _data_dir(self.config.data_dir)
         names = ["qrels", "queries", "corpus"] if self.config.name == "qrels" else [self.config.name]
-        paths = dl_manager.download({name: _join(base, SOURCE_FILES[name]) for name in names})
+        # Errors name the source as the user gave it, not the download cache's copy.
+        shown = {name: _join(base, SOURCE_FILES[name]) for name in names}
+        paths = dl_manager.download(shown)
         download_config = dl_manager.download_config
         if self.config.name == "qrels":
-            queries = read_table(paths["queries"], "queries", download_config, display=SOURCE_FILES["queries"])
-            corpus = read_table(paths["corpus"], "corpus", download_config, display=SOURCE_FILES["corpus"])
-            table = read_table(paths["qrels"], "qrels", download_config, display=SOURCE_FILES["qrels"])
-            check_qrels(table, queries["idx"], corpus["item_id"], SOURCE_FILES["qrels"])
+            queries = read_table(paths["queries"], "queries", download_config, shown["queries"], ["idx"])
+            corpus = read_table(paths["corpus"], "corpus", download_config, shown["corpus"], ["item_id"])
+            table = read_table(paths["qrels"], "qrels", download_config, shown["qrels"])
+            check_qrels(table, queries["idx"], corpus["item_id"], shown["qrels"])
         else:
             name = self.config.name
-            table = read_table(paths[name], name, download_config, display=SOURCE_FILES[name])
+            table = read_table(paths[name], name, download_config, shown[name])
             image_dir = _join(base, IMAGE_DIRS[name])
             if self.config.check_images:
-                check_images_exist(table[IMAGE_NAME_FIELDS[name]], image_dir, SOURCE_FILES[name], download_config)
+                check_images_exist(table[IMAGE_NAME_FIELDS[name]], image_dir, shown[name], download_config)
             table = table.append_column("image", image_references(table[IMAGE_NAME_FIELDS[name]], image_dir))
         return [datasets.SplitGenerator(name=datasets.Split.TEST, gen_kwargs={"table": table})]
 
@@ -174,23 +179,28 @@ def _join(base: str, relative: str) -> str:
     return base.rstrip("/") + "/" + relative if "://" in base else os.path.join(base, relative)
 
 
-def read_table(path: str, name: str, download_config=None, display: Optional[str] = None) -> pa.Table:
-    """Read and validate one MIPR JSON Lines table (``name`` in CONFIG_NAMES) into Arrow."""
+def read_table(path: str, name: str, download_config=None, display: Optional[str] = None, columns=None) -> pa.Table:
+    """Read and validate one MIPR JSON Lines table (``name`` in CONFIG_NAMES) into Arrow.
+
+    ``columns`` reads only those fields (other fields are then not checked), e.g. the ids of a joined table.
+    """
     display = display or path
-    with xopen(path, "rb", download_config=download_config) as f:
-        data = f.read()
     schema = SOURCE_SCHEMAS[name]
-    options = paj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
+    if columns:
+        schema = pa.schema([schema.field(column) for column in columns])
+    options = paj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore" if columns else "infer")
     try:
-        table = paj.read_json(io.BytesIO(data), parse_options=options)
+        with xopen(path, "rb", download_config=download_config) as f:
+            table = paj.read_json(f, parse_options=options)
     except pa.ArrowInvalid as err:
-        _raise_first_bad_line(data, schema, display, cause=str(err))
+        _raise_first_bad_line(path, schema, display, download_config, cause=str(err))
     table = _drop_unexpected_fields(table, schema, display)
     if any(table[field].null_count for field in schema.names) or (name == "qrels" and _has_null_judgment(table)):
-        _raise_first_bad_line(data, schema, display, cause="null field")
-    _check_unique(table, ID_FIELDS[name], data, display)
+        _raise_first_bad_line(path, schema, display, download_config, cause="null field")
+    if ID_FIELDS[name] in schema.names:
+        _check_unique(table, ID_FIELDS[name], path, display, download_config)
     if name == "qrels":
-        _check_grades(table, display)
+        _check_judgments(table, display)
     return table
 
 
@@ -211,15 +221,19 @@ def _has_null_judgment(table: pa.Table) -> bool:
     return bool(items.null_count or pc.struct_field(items, [0]).null_count or pc.struct_field(items, [1]).null_count)
 
 
-def _line_numbers(data: bytes) -> list:
-    """1-based line numbers of the non-blank lines: the n-th Arrow row comes from the n-th of them."""
-    return [number for number, line in enumerate(data.split(b"\n"), start=1) if line.strip()]
+def _lines(path: str, download_config):
+    """(line number, bytes) of each non-blank line: the n-th Arrow row comes from the n-th of them.
+
+    Only error paths call this, so the fast path never holds the file's bytes.
+    """
+    with xopen(path, "rb", download_config=download_config) as f:
+        for number, line in enumerate(f, start=1):
+            if line.strip():
+                yield number, line
 
 
-def _raise_first_bad_line(data: bytes, schema: pa.Schema, display: str, cause: str):
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        if not line.strip():
-            continue
+def _raise_first_bad_line(path: str, schema: pa.Schema, display: str, download_config, cause: str):
+    for number, line in _lines(path, download_config):
         try:
             record = json.loads(line)
         except ValueError as err:
@@ -257,32 +271,45 @@ def _items_problem(items) -> Optional[str]:
     return None
 
 
-def _check_unique(table: pa.Table, field: str, data: bytes, display: str):
+def _check_unique(table: pa.Table, field: str, path: str, display: str, download_config):
     column = table[field]
     if pc.count_distinct(column).as_py() == len(column):
         return
-    first_seen = {}
-    lines = _line_numbers(data)
-    for row, value in enumerate(column.to_pylist()):
-        if value in first_seen:
-            raise MiprDataError(
-                f'{display} line {lines[row]}: duplicate {field} "{value}" (first on line {lines[first_seen[value]]}).'
-            )
-        first_seen[value] = row
+    first_line = {}
+    for (number, _), value in zip(_lines(path, download_config), column.to_pylist()):
+        if value in first_line:
+            raise MiprDataError(f'{display} line {number}: duplicate {field} "{value}" (first on line {first_line[value]}).')
+        first_line[value] = number
 
 
-def _check_grades(table: pa.Table, display: str):
-    for row, (idx, items) in enumerate(zip(table["idx"].to_pylist(), table["items"].to_pylist())):
+def _check_judgments(table: pa.Table, display: str):
+    """Every grade is known and no product is judged twice for one query (vectorised; Python only on error)."""
+    judged = pc.list_flatten(table["items"])
+    rows = pc.list_parent_indices(table["items"])
+    item_ids, grades = pc.struct_field(judged, [0]), pc.struct_field(judged, [1])
+    unknown = pc.invert(pc.is_in(grades, value_set=pa.array(list(GRADES))))
+    if pc.any(unknown).as_py():
+        at = pc.index(unknown, True).as_py()
+        raise MiprDataError(
+            f'{display} {_judgment_name(table, rows, at)}: unknown final_grade "{grades[at].as_py()}"; '
+            f"expected one of {', '.join(GRADES)}."
+        )
+    # (row, product code) pairs as sorted integers: a hash-based distinct count would take ~100 MB here.
+    codes = pc.dictionary_encode(item_ids.combine_chunks())
+    pairs = np.sort(rows.to_numpy() * len(codes.dictionary) + codes.indices.to_numpy())
+    if (pairs[1:] == pairs[:-1]).any():
         seen = set()
-        for position, item in enumerate(items, start=1):
-            if item["final_grade"] not in GRADES:
-                raise MiprDataError(
-                    f'{display} idx "{idx}" items[{position}]: unknown final_grade "{item["final_grade"]}"; '
-                    f"expected one of {', '.join(GRADES)}."
-                )
-            if item["item_id"] in seen:
-                raise MiprDataError(f'{display} idx "{idx}" items[{position}]: item_id "{item["item_id"]}" judged twice.')
-            seen.add(item["item_id"])
+        for at, pair in enumerate(zip(rows.to_pylist(), item_ids.to_pylist())):
+            if pair in seen:
+                raise MiprDataError(f'{display} {_judgment_name(table, rows, at)}: item_id "{pair[1]}" judged twice.')
+            seen.add(pair)
+
+
+def _judgment_name(table: pa.Table, rows, at: int) -> str:
+    """'idx "7" items[3]' for the flattened judgment at position ``at``."""
+    row = rows[at].as_py()
+    first_of_row = pc.index(rows, row).as_py()
+    return f'idx "{table["idx"][row].as_py()}" items[{at - first_of_row + 1}]'
 
 
 def check_qrels(qrels: pa.Table, query_ids: pa.ChunkedArray, item_ids: pa.ChunkedArray, display: str):
@@ -295,10 +322,9 @@ def check_qrels(qrels: pa.Table, query_ids: pa.ChunkedArray, item_ids: pa.Chunke
     unknown_items = pc.invert(pc.is_in(pc.struct_field(judged, [0]), value_set=item_ids.combine_chunks()))
     if pc.any(unknown_items).as_py():
         position = pc.index(unknown_items, True).as_py()
-        row = pc.list_parent_indices(qrels["items"])[position].as_py()
-        idx = qrels["idx"][row].as_py()
         item_id = pc.struct_field(judged, [0])[position].as_py()
-        raise MiprDataError(f'{display} idx "{idx}": judged item_id "{item_id}" not in {SOURCE_FILES["corpus"]}.')
+        name = _judgment_name(qrels, pc.list_parent_indices(qrels["items"]), position)
+        raise MiprDataError(f'{display} {name}: judged item_id "{item_id}" not in {SOURCE_FILES["corpus"]}.')
 
 
 def check_images_exist(names: pa.ChunkedArray, image_dir: str, display: str, download_config=None):
@@ -309,7 +335,8 @@ def check_images_exist(names: pa.ChunkedArray, image_dir: str, display: str, dow
     storage_options = (download_config.storage_options or {}) if download_config else {}
     fs, path = fsspec.core.url_to_fs(image_dir, **storage_options.get(image_dir.split("://")[0], {}))
     try:
-        present = {os.path.basename(entry.rstrip("/")) for entry in fs.ls(path, detail=False)}
+        # Plain string ops: datasets patches this module's os.path for streaming, and that is slow per call.
+        present = {entry.rstrip("/").rsplit("/", 1)[-1] for entry in fs.ls(path, detail=False)}
     except FileNotFoundError:
         raise MiprDataError(f"{display}: image folder {image_dir}/ does not exist.") from None
     except NotImplementedError:
@@ -326,6 +353,16 @@ def image_references(names: pa.ChunkedArray, image_dir: str) -> pa.Array:
     """The Image feature's storage for files referenced by path: no byte of any image is read."""
     paths = pc.binary_join_element_wise(image_dir.rstrip("/") + "/", names.combine_chunks(), "")
     return pa.StructArray.from_arrays([pa.nulls(len(paths), pa.binary()), paths], names=["bytes", "path"])
+
+
+def source_files(config_name: str, data_dir: str) -> list:
+    """Local paths of every file a config reads: its JSON Lines tables and its image folder's files."""
+    tables = CONFIG_NAMES if config_name == "qrels" else (config_name,)
+    paths = [os.path.join(data_dir, SOURCE_FILES[name]) for name in tables]
+    if config_name in IMAGE_DIRS:
+        image_dir = os.path.join(data_dir, IMAGE_DIRS[config_name])
+        paths += [os.path.join(image_dir, name) for name in sorted(os.listdir(image_dir))]
+    return paths
 
 
 def cache_hash(data_dir: str) -> str:
