@@ -154,10 +154,11 @@ class Mipr(datasets.ArrowBasedBuilder):
         else:
             name = self.config.name
             table = read_table(paths[name], name, download_config, shown[name])
-            image_dir = _join(base, IMAGE_DIRS[name])
+            image_dir, image_names = _join(base, IMAGE_DIRS[name]), table[IMAGE_NAME_FIELDS[name]]
+            check_image_names(image_names, image_dir, shown[name])
             if self.config.check_images:
-                check_images_exist(table[IMAGE_NAME_FIELDS[name]], image_dir, shown[name], download_config)
-            table = table.append_column("image", image_references(table[IMAGE_NAME_FIELDS[name]], image_dir))
+                check_images_exist(image_names, image_dir, shown[name], download_config)
+            table = table.append_column("image", image_references(image_names, image_dir))
         return [datasets.SplitGenerator(name=datasets.Split.TEST, gen_kwargs={"table": table})]
 
     def _generate_tables(self, table):
@@ -327,11 +328,15 @@ def check_qrels(qrels: pa.Table, query_ids: pa.ChunkedArray, item_ids: pa.Chunke
         raise MiprDataError(f'{display} {name}: judged item_id "{item_id}" not in {SOURCE_FILES["corpus"]}.')
 
 
-def check_images_exist(names: pa.ChunkedArray, image_dir: str, display: str, download_config=None):
-    """List the image folder once and report every referenced file that is not in it."""
+def check_image_names(names: pa.ChunkedArray, image_dir: str, display: str):
+    """Image names are plain file names, so a reference can never point outside the image folder."""
     bad = [name for name in pc.unique(names).to_pylist() if "/" in name or "\\" in name or name in ("", ".", "..")]
     if bad:
         raise MiprDataError(f"{display}: image names must be plain file names under {image_dir}/, got: {', '.join(bad)}")
+
+
+def check_images_exist(names: pa.ChunkedArray, image_dir: str, display: str, download_config=None):
+    """List the image folder once and report every referenced file that is not in it."""
     storage_options = (download_config.storage_options or {}) if download_config else {}
     fs, path = fsspec.core.url_to_fs(image_dir, **storage_options.get(image_dir.split("://")[0], {}))
     try:
