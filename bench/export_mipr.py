@@ -1,0 +1,101 @@
+"""Export time of full-scale synthetic MIPR (real-size images) against ``datasets``' own Parquet path, in one run.
+
+Both sides start from the same prepared builder Datasets (queries, corpus, qrels) and write every config as
+Parquet shards with the images embedded. The peer is what ``Dataset.push_to_hub`` does per shard, minus the
+upload: ``shard.map(embed_table_storage, batched=True, keep_in_memory=True)`` then ``shard.to_parquet``, with
+its own shard count and row-group size. Ours is ``mmrhub.export_parquet.write_split``. The image files are read
+once before timing so both sides start from a warm page cache; each side runs ``--repeats`` times, best kept.
+Target: speed ratio (peer seconds / our seconds) >= 1.0.
+
+    python bench/export_mipr.py [--data-dir DIR] [--image-bytes 30000] [--repeats 2]
+"""
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import datasets
+import pyarrow.parquet as pq
+from datasets.table import embed_table_storage
+from datasets.utils.py_utils import convert_file_size_to_int
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import mipr  # noqa: E402
+from make_mipr_synthetic import make  # noqa: E402
+from mmrhub.export_parquet import write_split  # noqa: E402
+from mmrhub.export_parquet import writer_batch_size  # noqa: E402
+
+
+def peer_write(dataset: datasets.Dataset, out: Path, config: str):
+    """``Dataset._push_parquet_shards_to_hub``'s shard loop, writing the shards locally."""
+    nbytes = dataset._estimate_nbytes()
+    batch_size = writer_batch_size(dataset.features, len(dataset), nbytes)
+    num_shards = int(nbytes / convert_file_size_to_int(datasets.config.MAX_SHARD_SIZE)) + 1
+    (out / config).mkdir(parents=True)
+    for index in range(num_shards):
+        shard = dataset.shard(num_shards=num_shards, index=index, contiguous=True)
+        shard = shard.with_format("arrow")
+        shard = shard.map(embed_table_storage, batched=True, batch_size=batch_size, keep_in_memory=True)
+        shard.to_parquet(out / config / f"test-{index:05d}-of-{num_shards:05d}.parquet", batch_size=batch_size)
+
+
+def ours_write(dataset: datasets.Dataset, out: Path, config: str):
+    write_split(dataset, out, config, "test")
+
+
+def timed(write, tables: dict, out: Path) -> float:
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    start = time.perf_counter()
+    for config, dataset in tables.items():
+        write(dataset, out, config)
+    return time.perf_counter() - start
+
+
+def summary(out: Path) -> str:
+    files = sorted(out.rglob("*.parquet"))
+    groups = [pq.ParquetFile(f).metadata for f in files]
+    rows = sum(m.num_rows for m in groups)
+    return (
+        f"{len(files)} files, {sum(f.stat().st_size for f in files) / 1e6:,.0f} MB, {rows:,} rows, "
+        f"largest file {max(f.stat().st_size for f in files) / 1e6:,.0f} MB, "
+        f"{sum(m.num_row_groups for m in groups)} row groups"
+    )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-dir", help="a synthetic MIPR data dir (default: made under bench/out/)")
+    parser.add_argument("--image-bytes", type=int, default=30_000, help="size of each synthetic image")
+    parser.add_argument("--repeats", type=int, default=2)
+    args = parser.parse_args()
+    datasets.disable_progress_bars()
+    data_dir = Path(args.data_dir or ROOT / "bench" / "out" / f"mipr_synthetic_{args.image_bytes}")
+    if not (data_dir / "mipr_annotation.jsonl").exists():
+        make(data_dir, image_bytes=args.image_bytes)
+    work = Path(tempfile.mkdtemp(prefix="export-bench-", dir=ROOT / "bench" / "out"))
+    try:
+        tables = {c: mipr.load(c, data_dir=str(data_dir), cache_dir=str(work / "cache")) for c in mipr.CONFIG_NAMES}
+        for image in (data_dir / "images").rglob("*.jpg"):
+            image.read_bytes()  # warm the page cache for both sides
+        results = {"datasets": [], "mmrhub": []}
+        for _ in range(args.repeats):
+            results["datasets"].append(timed(peer_write, tables, work / "peer"))
+            results["mmrhub"].append(timed(ours_write, tables, work / "ours"))
+        peer, ours = min(results["datasets"]), min(results["mmrhub"])
+        print(f"data: {data_dir} ({args.image_bytes:,}-byte images)")
+        print(f"datasets (map embed_table_storage + to_parquet): {peer:7.1f} s  {summary(work / 'peer')}")
+        print(f"mmrhub export_parquet.write_split:              {ours:7.1f} s  {summary(work / 'ours')}")
+        print(f"speed ratio (datasets / mmrhub): {peer / ours:.2f}x  (target >= 1.0)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,214 @@
+"""The README.md dataset card of an exported repo: YAML (``configs:``, ``dataset_info:``, license, ...) + the
+sections of the Hugging Face dataset card template, filled from the builder and what was written."""
+
+from dataclasses import dataclass
+
+import datasets
+from datasets.info import DatasetInfosDict
+from datasets.utils.metadata import MetadataConfigs
+from huggingface_hub import DatasetCard
+from huggingface_hub import DatasetCardData
+
+from mmrhub.export_card_text import TEXTS
+from mmrhub.export_parquet import WrittenSplit
+
+DEFAULT_LICENSE = "apache-2.0"
+
+_TEMPLATE = """\
+# Dataset Card for {pretty_name}
+
+{summary}
+
+## Dataset Details
+
+### Dataset Description
+
+- **Language(s):** {languages}
+- **License:** {license}
+- **Format:** {format_note}
+
+### Dataset Sources
+
+{sources}
+
+## Uses
+
+### How to load
+
+```python
+from datasets import load_dataset
+
+{load_lines}
+```
+
+Every config is plain Parquet (images embedded as bytes), so no loading script and no `trust_remote_code` are
+needed, on any recent `datasets` version, streaming included.
+
+### How to evaluate
+
+{evaluate}
+
+### Out-of-scope use
+
+This is an evaluation benchmark: do not train on it, and report results on the full set, not on a subset.
+
+## Dataset Structure
+
+{structure}
+
+{configs_table}
+
+{grades}## Metrics
+
+{metrics}
+
+## Dataset Creation
+
+{creation}
+
+## Bias, Risks, and Limitations
+
+{limitations}
+
+## Citation
+
+```bibtex
+{citation}
+```
+
+## License
+
+Released under the {license_name}.
+"""
+
+
+@dataclass
+class ExportedConfig:
+    """One config of the exported repo: its features and what was written for its split."""
+
+    name: str
+    split: str
+    features: datasets.Features
+    written: WrittenSplit
+
+
+def size_category(num_rows: int) -> str:
+    for bound, label in [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")]:
+        if num_rows < bound:
+            return label
+    return "1M<n<10M" if num_rows < 10_000_000 else "10M<n<100M"
+
+
+def card_data(benchmark: str, configs: list, default_config: str, license: str, mteb: bool) -> DatasetCardData:
+    """The card's YAML: ``configs:`` and ``dataset_info:`` written by ``datasets``' own serializers."""
+    text = TEXTS[benchmark]
+    data = DatasetCardData(
+        license=license,
+        language=text["language"],
+        task_categories=text["task_categories"],
+        size_categories=[size_category(max(c.written.num_examples for c in configs))],
+        pretty_name=text["pretty_name"] + (" (MTEB format)" if mteb else ""),
+        tags=text["tags"] + (["mteb"] if mteb else []),
+    )
+    MetadataConfigs(
+        {
+            c.name: {
+                "data_files": [{"split": c.split, "path": f"{c.name}/{c.split}-*"}],
+                **({"default": True} if c.name == default_config else {}),
+            }
+            for c in configs
+        }
+    ).to_dataset_card_data(data)
+    infos = {}
+    for c in configs:
+        split = datasets.SplitInfo(name=c.split, num_bytes=c.written.num_bytes, num_examples=c.written.num_examples)
+        infos[c.name] = datasets.DatasetInfo(
+            features=c.features,
+            splits=datasets.SplitDict({c.split: split}),
+            download_size=c.written.download_size,
+            dataset_size=c.written.num_bytes,
+        )
+    DatasetInfosDict(infos).to_dataset_card_data(data)
+    return data
+
+
+def describe_feature(feature) -> str:
+    if isinstance(feature, datasets.Image):
+        return "image"
+    if isinstance(feature, datasets.Value):
+        return feature.dtype
+    if isinstance(feature, dict):
+        return "{" + ", ".join(f"{key}: {describe_feature(value)}" for key, value in feature.items()) + "}"
+    if isinstance(feature, (list, tuple)):
+        return f"list of {describe_feature(feature[0])}"
+    inner = getattr(feature, "feature", None)
+    return f"list of {describe_feature(inner)}" if inner is not None else type(feature).__name__
+
+
+def configs_table(configs: list, default_config: str) -> str:
+    lines = ["| config | split | rows | columns |", "|---|---|---:|---|"]
+    for c in configs:
+        name = f"`{c.name}` (default)" if c.name == default_config else f"`{c.name}`"
+        columns = ", ".join(f"`{key}` ({describe_feature(value)})" for key, value in c.features.items())
+        lines.append(f"| {name} | {c.split} | {c.written.num_examples:,} | {columns} |")
+    return "\n".join(lines)
+
+
+def grades_section(module, mteb: bool) -> str:
+    grades = getattr(module, "GRADES", None)
+    if not grades:
+        return ""
+    gains = getattr(module, "GAINS", {})
+    lines = ["## Relevance grades", ""]
+    if mteb:
+        lines += ["The `qrels` config's `score` is the grade's nDCG gain, so N1, N2 and N3 judgments all score 0.", ""]
+    lines += ["| grade | meaning | gain |", "|---|---|---:|"]
+    lines += [f"| {grade} | {meaning} | {gains.get(grade, 0)} |" for grade, meaning in grades.items()]
+    return "\n".join(lines) + "\n\n"
+
+
+def render(
+    benchmark: str,
+    module,
+    configs: list,
+    default_config: str,
+    repo_id: str,
+    metric_space: str,
+    mteb: bool = False,
+) -> str:
+    """The full README.md text; parsing it with ``huggingface_hub.DatasetCard`` gives back ``card_data``."""
+    text = TEXTS[benchmark]
+    license = getattr(module, "_LICENSE", DEFAULT_LICENSE)
+    data = card_data(benchmark, configs, default_config, license, mteb)
+    load_lines = "\n".join(f'{c.name} = load_dataset("{repo_id}", "{c.name}", split="{c.split}")' for c in configs)
+    if mteb:
+        format_note = (
+            "the MTEB retrieval layout: `corpus` and `queries` (`id`, `text`, `image`) and `qrels` "
+            "(`query-id`, `corpus-id`, integer `score`)."
+        )
+        structure = (
+            "The layout MTEB's retrieval loader reads (`mteb.abstasks.retrieval_dataset_loaders."
+            f"RetrievalDatasetLoader(\"{repo_id}\", revision=\"main\", split=\"{configs[0].split}\")`)."
+        )
+    else:
+        format_note = "one Parquet folder per config, images embedded as bytes."
+        structure = "One config per table, each with a single split; the default config is marked below."
+    body = _TEMPLATE.format(
+        pretty_name=data.pretty_name,
+        summary=text["summary"],
+        languages=", ".join(text["language"]),
+        license=license,
+        license_name="Apache License 2.0" if license == "apache-2.0" else f"{license} license",
+        format_note=format_note,
+        sources=text.get("sources", "- **Source data:** the official release of the benchmark."),
+        load_lines=load_lines,
+        evaluate=text["evaluate"].format(repo_id=repo_id, metric_space=metric_space),
+        structure=structure,
+        configs_table=configs_table(configs, default_config),
+        grades=grades_section(module, mteb),
+        metrics=text["metrics"],
+        creation=text["creation"],
+        limitations=text["limitations"],
+        citation=module._CITATION.strip(),
+    )
+    return str(DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{body}"))

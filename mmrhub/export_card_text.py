@@ -1,0 +1,101 @@
+"""The prose of each benchmark's dataset card: what the card template fills in per benchmark."""
+
+MIPR = {
+    "pretty_name": "MIPR",
+    "language": ["zh"],
+    "task_categories": ["visual-document-retrieval", "text-retrieval"],
+    "tags": ["multimodal-retrieval", "e-commerce", "product-search"],
+    "summary": (
+        "MIPR is a benchmark for reasoning-intensive multimodal intent-to-product retrieval in Chinese e-commerce. "
+        "Each query pairs a situational image with a free-form question; a retriever must find the products of a "
+        "shared corpus that satisfy the underlying need, which may span several product categories. Built from "
+        "real Taobao search queries and product listings; 3,522 queries, 30,731 products and 447,809 graded "
+        "judgments."
+    ),
+    "sources": (
+        "- **Repository:** the MIPR release (dataset, evaluation code and construction pipeline); its README is the "
+        "source of this card."
+    ),
+    "creation": (
+        "Construction combines query filtering and intent analysis, two-round product-term generation, "
+        "multi-route retrieval, deduplication, three-model relevance labeling with Sonnet adjudication, and "
+        "retrieval-based pooling. Product IDs are hashed and query IDs are renumbered."
+    ),
+    "limitations": (
+        "Judgments cover the discovered and pooled candidates, not every query-product pair: unjudged pairs "
+        "receive zero gain. The benchmark reflects Chinese e-commerce queries and the supplied product corpus; its "
+        "solution categories are the annotated ones, not an exhaustive list of all possible solutions. It is an "
+        "evaluation benchmark with no training split."
+    ),
+    "metrics": (
+        "nDCG@10 with linear gains L1=2, L2=1 (all other grades and unjudged products 0); R-L1@10, the recall of "
+        "judged L1 products; Hit-L1@1 and Hit-L1@10, whether an L1 product is retrieved; SC-R-L1@10, the coverage "
+        "of the query's judged L1 leaf categories (`treecate_full_path`), and SC-R-L1@10*, the same over the "
+        "queries with at least two L1 categories."
+    ),
+    "evaluate": """\
+```python
+import evaluate
+from datasets import load_dataset
+
+qrels = load_dataset("{repo_id}", "qrels", split="test")
+corpus = load_dataset("{repo_id}", "corpus", split="test").select_columns(["item_id", "treecate_full_path"])
+category = dict(zip(corpus["item_id"], corpus["treecate_full_path"]))
+references = [
+    {{
+        "item_ids": [item["item_id"] for item in row["items"]],
+        "grades": [item["final_grade"] for item in row["items"]],
+        "categories": [category[item["item_id"]] for item in row["items"]],
+    }}
+    for row in qrels
+]
+run = {{...}}  # your ranking: query idx -> product item_ids, best first
+predictions = [run[idx] for idx in qrels["idx"]]
+metric = evaluate.load("{metric_space}")
+print(metric.compute(predictions=predictions, references=references, query_ids=qrels["idx"], k=[10]))
+```""",
+}
+
+M2KR = {
+    "pretty_name": "M2KR-WWW2025-Challenge",
+    "language": ["en"],
+    "task_categories": ["visual-document-retrieval", "text-retrieval"],
+    "tags": ["multimodal-retrieval", "knowledge-retrieval", "www2025-challenge"],
+    "summary": (
+        "M2KR-WWW2025-Challenge is a multimodal retrieval dataset for image-to-document and image+text-to-document "
+        "matching, Task 2 of Track 1 (Multimodal Document Retrieval Challenge) at the EReL@MIR Workshop, The Web "
+        "Conference 2025. Each query (an image, with an optional question) must retrieve its passages from a pool "
+        "of 47,318 passages. This release includes the evaluation ground truth (`challenge_answers`)."
+    ),
+    "sources": (
+        "- **Paper:** https://arxiv.org/abs/2402.08327\n"
+        "- **Project page:** https://preflmr.github.io/\n"
+        "- **FLMR implementation:** https://github.com/LinWeizheDragon/FLMR\n"
+        "- **Original challenge release:** https://huggingface.co/datasets/Jingbiao/M2KR-Challenge"
+    ),
+    "creation": (
+        "A mirror of the challenge release Jingbiao/M2KR-Challenge with the ground truth added. The released "
+        "`pos_item_ids` use the canonical `challenge_passage.passage_id` form and join directly to the passages."
+    ),
+    "limitations": (
+        "About 47% of the queries carry a question; the others are image-only. 601 queries have more than one "
+        "positive passage, and recall counts a query only when all its positives are retrieved."
+    ),
+    "metrics": (
+        "The mean of Recall@1, Recall@3 and Recall@5, with recall computed against the full positive set: a query "
+        "with several positives scores 1 at k only when all of them are in its top k."
+    ),
+    "evaluate": """\
+```python
+import evaluate
+from datasets import load_dataset
+
+answers = load_dataset("{repo_id}", "challenge_answers", split="train")
+run = {{...}}  # your ranking: question_id -> passage_ids, best first
+predictions = [run[question_id] for question_id in answers["question_id"]]
+metric = evaluate.load("{metric_space}")
+print(metric.compute(predictions=predictions, references=answers["pos_item_ids"]))
+```""",
+}
+
+TEXTS = {"mipr": MIPR, "m2kr": M2KR}

@@ -1,0 +1,177 @@
+"""Parquet shards for a Hub repo: external files embedded as bytes, sized the way ``datasets`` sizes them.
+
+Row groups follow ``datasets``' own rule for the features at hand (the page size the viewer reads), shards stay
+under ``MAX_SHARD_SIZE``, and the writer options (per-column compression, content-defined chunking, page index)
+are those of ``Dataset.to_parquet`` on the installed ``datasets``. Local image files are read by a thread pool
+straight into the Arrow batch, which gives the storage ``datasets.table.embed_table_storage`` gives.
+"""
+
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+
+import datasets
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from datasets.features.features import require_storage_embed
+from datasets.table import embed_table_storage
+from datasets.utils.file_utils import xopen
+from datasets.utils.py_utils import convert_file_size_to_int
+
+MAX_SHARD_SIZE = datasets.config.MAX_SHARD_SIZE
+_READ_THREADS = min(32, 4 * (os.cpu_count() or 1))
+
+
+@dataclass
+class WrittenSplit:
+    """What was written for one split of one config (paths relative to the repo root)."""
+
+    files: list = field(default_factory=list)
+    num_examples: int = 0
+    num_bytes: int = 0
+    download_size: int = 0
+
+
+def writer_batch_size(features: datasets.Features, num_rows: int, num_bytes: int) -> int:
+    """Rows per row group: ``datasets``' rule for these features, else its rule for this much data."""
+    try:  # datasets >= 4
+        from datasets.arrow_writer import get_writer_batch_size_from_data_size
+        from datasets.arrow_writer import get_writer_batch_size_from_features
+    except ImportError:  # datasets 3.x
+        from datasets.io.parquet import get_writer_batch_size
+
+        return get_writer_batch_size(features) or datasets.config.DEFAULT_MAX_BATCH_SIZE
+    return get_writer_batch_size_from_features(features) or get_writer_batch_size_from_data_size(num_rows, num_bytes)
+
+
+def portable_features(features: datasets.Features) -> dict:
+    """``features.to_dict()`` with plain lists written as JSON lists, which ``datasets`` 3.x also reads
+    (it has no ``List`` type and fails on ``{"_type": "List"}`` in a Parquet file's metadata)."""
+
+    def convert(value):
+        if isinstance(value, dict):
+            plain_list = value.get("_type") == "List" and value.get("length", -1) == -1
+            if plain_list and set(value) <= {"_type", "feature", "length"}:
+                return [convert(value["feature"])]
+            return {key: convert(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [convert(item) for item in value]
+        return value
+
+    return convert(features.to_dict())
+
+
+def parquet_schema(features: datasets.Features) -> pa.Schema:
+    metadata = {"huggingface": json.dumps({"info": {"features": portable_features(features)}})}
+    return features.arrow_schema.with_metadata(metadata)
+
+
+def writer_options(features: datasets.Features, schema: pa.Schema) -> dict:
+    """The ``pq.ParquetWriter`` options ``Dataset.to_parquet`` uses on the installed ``datasets``."""
+    options = {}
+    try:  # datasets >= 4: embedded columns uncompressed and PLAIN, content-defined chunking, page index
+        from datasets.arrow_writer import get_parquet_column_options
+    except ImportError:
+        return options
+    options.update(get_parquet_column_options(features, schema))
+    options["write_page_index"] = True
+    if getattr(datasets.config, "DEFAULT_CDC_OPTIONS", None):
+        options["use_content_defined_chunking"] = datasets.config.DEFAULT_CDC_OPTIONS
+    return options
+
+
+def file_name(path: str) -> str:
+    """The name an embedded file keeps: the base name of the file itself, also inside a chained URL
+    (``zip://dir/a.png::archive.zip`` -> ``a.png``, where ``os.path.basename`` would name the archive)."""
+    return os.path.basename(path.split("::")[0].rstrip("/"))
+
+
+def _read(path: str) -> bytes:
+    if "://" not in path and "::" not in path:
+        with open(path, "rb") as f:
+            return f.read()
+    with xopen(path, "rb") as f:
+        return f.read()
+
+
+def embed_batch(table: pa.Table, features: datasets.Features, pool: ThreadPoolExecutor) -> pa.Table:
+    """The storage ``embed_table_storage(table)`` gives, with the files of top-level Image columns read in
+    parallel and each keeping its own file name."""
+    columns = [name for name, feature in features.items() if require_storage_embed(feature)]
+    if any(not isinstance(features[name], datasets.Image) for name in columns):
+        return embed_table_storage(table)
+    arrays = {}
+    for name in columns:
+        storage = table[name].combine_chunks()
+        paths = storage.field("path").to_pylist()
+        data = storage.field("bytes").to_pylist()
+        valid = storage.is_valid().to_pylist()
+        todo = [i for i, (p, b, ok) in enumerate(zip(paths, data, valid)) if ok and b is None and p is not None]
+        for i, content in zip(todo, pool.map(_read, [paths[i] for i in todo])):
+            data[i] = content
+        names = [file_name(p) if p is not None else None for p in paths]
+        arrays[name] = pa.StructArray.from_arrays(
+            [pa.array(data, pa.binary()), pa.array(names, pa.string())],
+            ["bytes", "path"],
+            mask=pc.invert(storage.is_valid()),
+        )
+    return pa.Table.from_arrays([arrays.get(n, table[n]) for n in table.column_names], schema=features.arrow_schema)
+
+
+def _footer_reserve(schema: pa.Schema, row_groups: int) -> int:
+    """Room kept for a shard's footer: the schema and its metadata, plus each row group's column and page index."""
+    metadata = sum(len(key) + len(value) for key, value in (schema.metadata or {}).items())
+    return 4096 + 2 * metadata + 2048 * len(schema) * (row_groups + 1)
+
+
+def write_split(
+    dataset: datasets.Dataset, repo_dir, config_name: str, split: str, max_shard_size=MAX_SHARD_SIZE
+) -> WrittenSplit:
+    """Write ``dataset`` as ``<config_name>/<split>-NNNNN-of-NNNNN.parquet`` under ``repo_dir``.
+
+    A shard is closed before the next row group (its embedded bytes, exactly) and the footer would take the file
+    past ``max_shard_size``, so the shard count is only known at the end: shards get their names last.
+    """
+    repo_dir = Path(repo_dir)
+    (repo_dir / config_name).mkdir(parents=True, exist_ok=True)
+    features = dataset.features
+    schema = parquet_schema(features)
+    options = writer_options(features, schema)
+    batch_size = writer_batch_size(features, len(dataset), dataset._estimate_nbytes())
+    limit = convert_file_size_to_int(max_shard_size)
+    rows = dataset.with_format("arrow")
+    written = WrittenSplit(num_examples=len(dataset))
+    shards, sink, writer, groups = [], None, None, 0
+
+    def close():
+        if writer is not None:
+            writer.close()
+            sink.close()
+
+    try:
+        with ThreadPoolExecutor(_READ_THREADS) as pool:
+            # ``or [None]``: an empty split still gets one (empty) shard.
+            for offset in range(0, len(dataset), batch_size) or [None]:
+                batch = None if offset is None else embed_batch(rows[offset : offset + batch_size], features, pool)
+                size = 0 if batch is None else batch.nbytes
+                if writer is None or (groups and sink.tell() + size + _footer_reserve(schema, groups) > limit):
+                    close()
+                    shards.append(repo_dir / config_name / f".{split}-{len(shards):05d}.parquet.tmp")
+                    sink = open(shards[-1], "wb")
+                    writer, groups = pq.ParquetWriter(sink, schema=schema, **options), 0
+                if batch is not None:
+                    writer.write_table(batch, row_group_size=batch_size)
+                    groups += 1
+                    written.num_bytes += size
+    finally:
+        close()
+    for index, path in enumerate(shards):
+        relative = f"{config_name}/{split}-{index:05d}-of-{len(shards):05d}.parquet"
+        path.rename(repo_dir / relative)
+        written.files.append(relative)
+        written.download_size += (repo_dir / relative).stat().st_size
+    return written

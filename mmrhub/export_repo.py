@@ -1,0 +1,61 @@
+"""Export a benchmark as a script-free Hub dataset repo: one Parquet folder per config and a README.md card."""
+
+import logging
+from pathlib import Path
+from typing import Optional
+
+from mmrhub.benchmarks import builder_module
+from mmrhub.export_atomic import atomic_dir
+from mmrhub.export_card import ExportedConfig
+from mmrhub.export_card import render
+from mmrhub.export_mteb import DEFAULT_CONFIG as MTEB_DEFAULT_CONFIG
+from mmrhub.export_mteb import mteb_tables
+from mmrhub.export_parquet import MAX_SHARD_SIZE
+from mmrhub.export_parquet import write_split
+
+logger = logging.getLogger(__name__)
+
+FORMATS = ("hf", "mteb")
+DEFAULT_CONFIGS = {"mipr": "qrels", "m2kr": "challenge_data"}
+
+
+def export(
+    benchmark: str,
+    out,
+    data_dir: Optional[str] = None,
+    format: str = "hf",
+    repo_id: Optional[str] = None,
+    metric_space: Optional[str] = None,
+    overwrite: bool = False,
+    max_shard_size=MAX_SHARD_SIZE,
+    cache_dir: Optional[str] = None,
+) -> Path:
+    """Build every config with the benchmark's builder and write the repo folder ``out`` atomically.
+
+    ``repo_id`` and ``metric_space`` only name the repos in the card's code snippets.
+    """
+    if format not in FORMATS:
+        raise ValueError(f"Unknown export format {format!r}; expected one of {', '.join(FORMATS)}.")
+    module = builder_module(benchmark)
+    repo_id = repo_id or f"your-org/{benchmark}" + ("-mteb" if format == "mteb" else "")
+    metric_space = metric_space or f"your-org/{benchmark}"
+
+    def load(config):
+        return module.load(config, data_dir=data_dir, cache_dir=cache_dir)
+
+    if format == "hf":
+        tables = ((config, load(config)) for config in module.CONFIG_NAMES)
+        default_config = DEFAULT_CONFIGS[benchmark]
+    else:
+        tables = mteb_tables(benchmark, module, load)
+        default_config = MTEB_DEFAULT_CONFIG
+    with atomic_dir(out, overwrite=overwrite) as work:
+        configs = []
+        for name, dataset in tables:
+            split = str(dataset.split)
+            written = write_split(dataset, work, name, split, max_shard_size=max_shard_size)
+            logger.info("%s: %d rows in %d file(s)", name, written.num_examples, len(written.files))
+            configs.append(ExportedConfig(name=name, split=split, features=dataset.features, written=written))
+        card = render(benchmark, module, configs, default_config, repo_id, metric_space, mteb=format == "mteb")
+        (work / "README.md").write_text(card, encoding="utf-8")
+    return Path(out).absolute()

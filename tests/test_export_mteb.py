@@ -1,0 +1,78 @@
+"""``--format mteb``: corpus / queries (``id``, ``text``, ``image``) and qrels (``query-id``, ``corpus-id``,
+integer ``score`` = the graded gain), loaded by MTEB's own retrieval loader."""
+
+import datasets
+import pytest
+from datasets import load_dataset
+from huggingface_hub import DatasetCard
+
+from mmrhub.benchmarks import builder_module
+
+from _export_helpers import SPLITS
+from _export_helpers import exported  # noqa: F401 (fixture)
+
+STRING = datasets.Value("string")
+SCHEMA = {
+    "corpus": datasets.Features({"id": STRING, "text": STRING, "image": datasets.Image()}),
+    "queries": datasets.Features({"id": STRING, "text": STRING, "image": datasets.Image()}),
+    "qrels": datasets.Features({"query-id": STRING, "corpus-id": STRING, "score": datasets.Value("int32")}),
+}
+
+
+def expected_mipr():
+    mipr = builder_module("mipr")
+    corpus, queries, qrels = mipr.load("corpus"), mipr.load("queries"), mipr.load("qrels")
+    judgments = {
+        row["idx"]: {item["item_id"]: mipr.GAINS.get(item["final_grade"], 0) for item in row["items"]} for row in qrels
+    }
+    return corpus["item_id"], corpus["title"], queries["idx"], queries["query"], judgments
+
+
+def expected_m2kr():
+    m2kr = builder_module("m2kr")
+    passages, data, answers = m2kr.load("challenge_passage"), m2kr.load("challenge_data"), m2kr.load("challenge_answers")
+    judgments = {row["question_id"]: {pid: 1 for pid in row["pos_item_ids"]} for row in answers}
+    return passages["passage_id"], passages["passage_content"], data["question_id"], data["question"], judgments
+
+
+EXPECTED = {"mipr": expected_mipr, "m2kr": expected_m2kr}
+
+
+@pytest.mark.parametrize("benchmark", ["mipr", "m2kr"])
+def test_mteb_layout_matches_the_builders(exported, benchmark):
+    out, split = str(exported(benchmark, "mteb")), SPLITS[benchmark]
+    corpus_ids, corpus_text, query_ids, query_text, judgments = EXPECTED[benchmark]()
+    tables = {config: load_dataset(out, config, split=split) for config in SCHEMA}
+    for config, features in SCHEMA.items():
+        assert tables[config].features == features
+    assert tables["corpus"]["id"] == corpus_ids and tables["corpus"]["text"] == corpus_text
+    assert tables["queries"]["id"] == query_ids and tables["queries"]["text"] == query_text
+    pairs = {}
+    for row in tables["qrels"]:
+        pairs.setdefault(row["query-id"], {})[row["corpus-id"]] = row["score"]
+    assert pairs == judgments and len(tables["qrels"]) == sum(len(docs) for docs in judgments.values())
+    image = tables["corpus"].cast_column("image", datasets.Image(decode=False))[-1]["image"]
+    assert image["bytes"] and image["path"]
+    card = DatasetCard.load(exported(benchmark, "mteb") / "README.md")
+    assert "mteb" in card.data.tags and [c["config_name"] for c in card.data.configs] == sorted(SCHEMA)
+
+
+def test_mipr_scores_are_the_graded_gains(exported):
+    qrels = load_dataset(str(exported("mipr", "mteb")), "qrels", split="test")
+    mipr = builder_module("mipr")
+    grades = {(row["idx"], item["item_id"]): item["final_grade"] for row in mipr.load("qrels") for item in row["items"]}
+    for row in (qrels[0], qrels[len(qrels) // 2], qrels[-1]):
+        assert row["score"] == mipr.GAINS.get(grades[row["query-id"], row["corpus-id"]], 0)
+    assert set(qrels["score"]) == {0, 1, 2}
+
+
+@pytest.mark.parametrize("benchmark", ["mipr", "m2kr"])
+def test_mteb_retrieval_loader_reads_the_export(exported, benchmark):
+    loaders = pytest.importorskip("mteb.abstasks.retrieval_dataset_loaders")
+    out = str(exported(benchmark, "mteb"))
+    corpus_ids, _, query_ids, _, judgments = EXPECTED[benchmark]()
+    data = loaders.RetrievalDatasetLoader(out, revision=None, split="test").load()
+    assert data["corpus"]["id"] == corpus_ids
+    assert data["relevant_docs"] == {qid: docs for qid, docs in judgments.items() if docs}
+    assert data["queries"]["id"] == [qid for qid in query_ids if judgments.get(qid)]
+    assert data["queries"].features["image"] == datasets.Image() and data["top_ranked"] is None
