@@ -1,0 +1,301 @@
+"""Vectorised MIPR measures: judgments are prepared once, each run is one (queries x k) lookup.
+
+Numpy/pyarrow only, so the metric folder stays self-contained.
+"""
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+GAINS = {"L1": 2, "L2": 1, "N1": 0, "N2": 0, "N3": 0}
+DEFAULT_K = (10,)
+NO_L1 = "(no L1)"
+
+
+def string_lists(values, name):
+    """Python lists of strings or an Arrow list array -> (row lengths, flat pa.StringArray)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if not isinstance(values, pa.Array):
+        try:
+            values = pa.array(values, type=pa.list_(pa.string()))
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as err:
+            raise ValueError(f"{name}: expected one list of strings per query ({err})") from None
+    if values.null_count:
+        row = values.is_null().to_numpy(zero_copy_only=False).argmax()
+        raise ValueError(f"{name}: row {row} is null, expected a list of strings")
+    lengths = values.value_lengths().to_numpy(zero_copy_only=False).astype(np.int64)
+    flat = values.flatten().cast(pa.string())
+    if flat.null_count:
+        i = int(flat.is_null().to_numpy(zero_copy_only=False).argmax())
+        row, pos = locate(lengths, i)
+        raise ValueError(f"{name}: row {row}, position {pos + 1} is null, expected a string")
+    return lengths, flat
+
+
+def string_array(values):
+    """Python strings or an Arrow (chunked) string column -> one pa.StringArray, without a round trip via Python."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    return values.cast(pa.string()) if isinstance(values, pa.Array) else pa.array(values, type=pa.string())
+
+
+def locate(lengths, flat_index):
+    """Flat index -> (row, 0-based position in that row)."""
+    ends = np.cumsum(lengths)
+    row = int(np.searchsorted(ends, flat_index, side="right"))
+    return row, int(flat_index - (ends[row] - lengths[row]))
+
+
+def positions(lengths):
+    """0-based position of every flat element within its row."""
+    starts = np.cumsum(lengths) - lengths
+    return np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(starts, lengths)
+
+
+def row_name(query_ids, row):
+    return f"query {query_ids[row]!r}" if query_ids is not None else f"row {row}"
+
+
+def check_no_repeats(lengths, flat, query_ids, name):
+    """Raise if an id occurs twice within one row (it would be counted twice)."""
+    codes = pc.dictionary_encode(flat).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    keys = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths) * (int(codes.max(initial=0)) + 1) + codes
+    order = np.argsort(keys, kind="stable")
+    same = np.flatnonzero(keys[order][1:] == keys[order][:-1])
+    if len(same):
+        first, second = order[same[0]], order[same[0] + 1]
+        row, pos1 = locate(lengths, first)
+        _, pos2 = locate(lengths, second)
+        raise ValueError(
+            f"{name}: {row_name(query_ids, row)} lists {flat[int(first)].as_py()!r} twice "
+            f"(positions {pos1 + 1} and {pos2 + 1})"
+        )
+
+
+def check_cutoffs(k):
+    ks = tuple(sorted({int(x) for x in k}))
+    if not ks or ks[0] < 1:
+        raise ValueError(f"cutoffs must be positive integers, got {list(k)}")
+    return ks
+
+
+class Qrels:
+    """MIPR judgments prepared once: sorted (query, item) keys -> gain and L1 leaf category code."""
+
+    def __init__(self, item_ids, grades, categories, query_ids=None):
+        """Per-judgment lists: item ids, their grades and their category paths (one list of each per query)."""
+        lengths, items = string_lists(item_ids, "references item_ids")
+        cat_lengths, cats = string_lists(categories, "references categories")
+        same_lengths(lengths, cat_lengths, "categories")
+        encoded = pc.dictionary_encode(items)
+
+        def l1_categories(at):
+            names = pc.dictionary_encode(cats.take(pa.array(at)))
+            return names.indices.to_numpy(zero_copy_only=False).astype(np.int64), names.dictionary
+
+        self._build(lengths, encoded.indices, encoded.dictionary, grades, l1_categories, query_ids)
+
+    @classmethod
+    def with_corpus_categories(cls, item_ids, grades, corpus_item_ids, corpus_categories, query_ids=None):
+        """Judgments whose categories are looked up in the corpus (item id -> ``treecate_full_path``)."""
+        self = cls.__new__(cls)
+        lengths, items = string_lists(item_ids, "references item_ids")
+        corpus_item_ids = string_array(corpus_item_ids)
+        at = pc.index_in(items, value_set=corpus_item_ids)
+        if at.null_count:
+            i = int(at.is_null().to_numpy(zero_copy_only=False).argmax())
+            row, pos = locate(lengths, i)
+            name = row_name(None if query_ids is None else list(query_ids), row)
+            raise ValueError(f"references: {name} judges {items[i].as_py()!r} (position {pos + 1}), not in the corpus")
+        names = pc.dictionary_encode(string_array(corpus_categories))
+        corpus_codes = names.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        item_codes = at.to_numpy(zero_copy_only=False)
+
+        def l1_categories(flat_index):
+            return corpus_codes[item_codes[flat_index]], names.dictionary
+
+        self._build(lengths, at, corpus_item_ids, grades, l1_categories, query_ids)
+        return self
+
+    def _build(self, lengths, item_codes, vocab, grades, l1_categories, query_ids):
+        self.query_ids = None if query_ids is None else list(query_ids)
+        self.num_queries = len(lengths)
+        if self.query_ids is not None and len(self.query_ids) != self.num_queries:
+            raise ValueError(f"{len(self.query_ids)} query ids for {self.num_queries} judged queries")
+        gain = grade_gains(lengths, grades, "references grades")
+        self.vocab = vocab
+        qidx = np.repeat(np.arange(self.num_queries, dtype=np.int64), lengths)
+        keys = qidx * max(len(vocab), 1) + item_codes.to_numpy(zero_copy_only=False)
+        order = np.argsort(keys, kind="stable")
+        self.keys = keys[order]
+        repeated = np.flatnonzero(self.keys[1:] == self.keys[:-1])
+        if len(repeated):
+            row, pos = locate(lengths, order[repeated[0] + 1])
+            raise ValueError(
+                f"references: {row_name(self.query_ids, row)} judges {vocab[int(self.keys[repeated[0]] % len(vocab))].as_py()!r} "
+                f"twice (second at position {pos + 1})"
+            )
+        l1_at = np.flatnonzero(gain == GAINS["L1"])
+        cat_codes, self.categories = l1_categories(l1_at)
+        category = np.full(len(gain), -1, dtype=np.int64)
+        category[l1_at] = cat_codes
+        self.gain = gain[order]
+        self.category = category[order]
+        self.num_l1 = np.bincount(qidx[l1_at], minlength=self.num_queries)
+        self.num_l2 = np.bincount(qidx[gain == GAINS["L2"]], minlength=self.num_queries)
+        width = max(len(self.categories), 1)
+        pairs = np.unique(qidx[l1_at] * width + cat_codes)
+        self.num_categories = np.bincount(pairs // width, minlength=self.num_queries)
+        self._idcg = {}
+
+    def ideal_dcg(self, k):
+        """trec_eval ndcg_cut ideal: the k largest judged gains, i.e. the L1 items first, then the L2 items."""
+        if k not in self._idcg:
+            cumulative = np.concatenate([[0.0], np.cumsum(1.0 / np.log2(np.arange(2, k + 2)))])
+            l1_end = np.minimum(self.num_l1, k)
+            l2_end = np.minimum(self.num_l1 + self.num_l2, k)
+            gain_l1, gain_l2 = GAINS["L1"], GAINS["L2"]
+            self._idcg[k] = gain_l1 * cumulative[l1_end] + gain_l2 * (cumulative[l2_end] - cumulative[l1_end])
+        return self._idcg[k]
+
+    def top_categories(self):
+        """Each query's main top-level category: the most frequent among its L1 items (ties: first by name)."""
+        names = np.array([c.split("-")[0] for c in self.categories.to_pylist()], dtype=object)
+        tops, top_code = np.unique(names, return_inverse=True)
+        width = max(len(tops), 1)
+        l1 = self.category >= 0
+        pair = (self.keys[l1] // len(self.vocab)) * width + top_code[self.category[l1]]
+        uniq, counts = np.unique(pair, return_counts=True)
+        query, top = uniq // width, uniq % width
+        best = np.lexsort((top, -counts, query))
+        first = best[np.r_[True, query[best][1:] != query[best][:-1]]] if len(best) else best
+        result = np.full(self.num_queries, NO_L1, dtype=object)
+        result[query[first]] = tops[top[first]]
+        return result
+
+    def item_codes(self, ranked, depth):
+        """Rankings -> (rows, positions, item codes; -1 = unjudged anywhere) of their first ``depth`` entries.
+
+        Only the scored prefix is read, so an id repeated within it is an error; callers that need whole
+        rankings checked (the CLI) validate them first.
+        """
+        if isinstance(ranked, (pa.Array, pa.ChunkedArray)):
+            if isinstance(ranked, pa.ChunkedArray):
+                ranked = ranked.combine_chunks()
+            ranked = pc.list_slice(ranked, 0, depth) if len(ranked) else ranked
+        else:
+            ranked = [ranking[:depth] for ranking in ranked]
+        lengths, flat = string_lists(ranked, "predictions")
+        if len(lengths) != self.num_queries:
+            raise ValueError(f"{len(lengths)} rankings for {self.num_queries} judged queries")
+        check_no_repeats(lengths, flat, self.query_ids, "predictions")
+        codes = pc.index_in(flat, value_set=self.vocab).fill_null(-1)
+        rows = np.repeat(np.arange(self.num_queries, dtype=np.int64), lengths)
+        return rows, positions(lengths), codes.to_numpy(zero_copy_only=False).astype(np.int64)
+
+    def judge(self, ranked, depth):
+        """Rankings aligned with the judged queries -> (gain, L1 category) matrices of shape (queries, depth)."""
+        rows, pos, codes = self.item_codes(ranked, depth)
+        keys = rows * len(self.vocab) + codes
+        at = np.minimum(np.searchsorted(self.keys, keys), max(len(self.keys) - 1, 0))
+        judged = (codes >= 0) & (self.keys[at] == keys) if len(self.keys) else np.zeros(len(keys), bool)
+        gain = np.zeros((self.num_queries, depth), dtype=np.int8)
+        category = np.full((self.num_queries, depth), -1, dtype=np.int64)
+        gain[rows[judged], pos[judged]] = self.gain[at[judged]]
+        category[rows[judged], pos[judged]] = self.category[at[judged]]
+        return gain, category
+
+
+def same_lengths(lengths, other, what):
+    bad = np.flatnonzero(lengths != other)
+    if len(bad):
+        raise ValueError(f"references: row {bad[0]} has {other[bad[0]]} {what} for {lengths[bad[0]]} item_ids")
+
+
+def grade_gains(lengths, grades, name):
+    """Grade labels -> int8 gains; an unknown label is an error naming where it is."""
+    grade_lengths, flat = string_lists(grades, name)
+    same_lengths(lengths, grade_lengths, "grades")
+    labels = list(GAINS)
+    codes = pc.index_in(flat, value_set=pa.array(labels))
+    if codes.null_count:
+        at = int(codes.is_null().to_numpy(zero_copy_only=False).argmax())
+        row, pos = locate(lengths, at)
+        raise ValueError(
+            f"{name}: unknown grade {flat[at].as_py()!r} at row {row}, position {pos + 1}; expected one of {labels}"
+        )
+    return np.array([GAINS[label] for label in labels], dtype=np.int8)[codes.to_numpy(zero_copy_only=False)]
+
+
+def first_occurrences(category):
+    """True where a row meets an L1 category for the first time (left to right)."""
+    rows, cols = np.nonzero(category >= 0)
+    new = np.zeros(category.shape, dtype=bool)
+    if len(rows):
+        keys = rows * (int(category.max()) + 1) + category[rows, cols]
+        _, first = np.unique(keys, return_index=True)
+        new[rows[first], cols[first]] = True
+    return new
+
+
+def per_query_scores(qrels, gain, category, k=DEFAULT_K, capped_recall=False):
+    """Per-query measures (numpy arrays in [0, 1]) keyed by the seed's column names, plus the SC* mask."""
+    ks = check_cutoffs(k)
+    depth = gain.shape[1]
+    discount = 1.0 / np.log2(np.arange(2, depth + 2))
+    dcg = np.cumsum(gain * discount, axis=1)
+    l1_found = np.cumsum(gain == GAINS["L1"], axis=1)
+    covered = np.cumsum(first_occurrences(category), axis=1)
+    num_l1, num_cat = qrels.num_l1, qrels.num_categories
+
+    def ratio(top, total):
+        return np.divide(top, total, out=np.zeros(len(top)), where=total > 0)
+
+    scores = {}
+    for cutoff in ks:
+        col = min(cutoff, depth) - 1
+        scores[f"nDCG@{cutoff}"] = ratio(dcg[:, col], qrels.ideal_dcg(cutoff))
+        scores[f"R-L1@{cutoff}"] = ratio(l1_found[:, col], num_l1)
+        if capped_recall:
+            scores[f"R-L1-capped@{cutoff}"] = ratio(l1_found[:, col], np.minimum(cutoff, num_l1))
+    scores["Hit-L1@1"] = (l1_found[:, 0] > 0).astype(float)
+    for cutoff in ks:
+        scores[f"Hit-L1@{cutoff}"] = (l1_found[:, min(cutoff, depth) - 1] > 0).astype(float)
+    for cutoff in ks:
+        scores[f"SC-R-L1@{cutoff}"] = ratio(covered[:, min(cutoff, depth) - 1], num_cat)
+    return scores, num_cat >= 2
+
+
+def aggregate(scores, multi_category, rows=None):
+    """Means over queries (optionally a subset); SC-R-L1@k* only over queries with >= 2 L1 categories."""
+    rows = np.ones(len(multi_category), dtype=bool) if rows is None else rows
+    result = {}
+    for name, values in scores.items():
+        result[name] = float(values[rows].mean()) if rows.any() else 0.0
+    for name, values in scores.items():
+        if name.startswith("SC-R-L1@"):
+            star = rows & multi_category
+            result[name + "*"] = float(values[star].mean()) if star.any() else 0.0
+    return result
+
+
+def evaluate_run(qrels, ranked, k=DEFAULT_K, capped_recall=False, per_query=False, by_category=False):
+    """All MIPR measures for rankings aligned with ``qrels``' queries (rank = position in the list)."""
+    ks = check_cutoffs(k)
+    gain, category = qrels.judge(ranked, max(ks))
+    scores, multi = per_query_scores(qrels, gain, category, ks, capped_recall)
+    result = aggregate(scores, multi)
+    result["num_queries"] = qrels.num_queries
+    result["num_multi_category_queries"] = int(multi.sum())
+    if per_query:
+        result["per_query"] = {name: values.tolist() for name, values in scores.items()}
+        if qrels.query_ids is not None:
+            result["per_query"]["query_id"] = list(qrels.query_ids)
+    if by_category:
+        tops = qrels.top_categories()
+        result["by_category"] = {}
+        for top in sorted(set(tops.tolist())):
+            rows = tops == top
+            result["by_category"][top] = {**aggregate(scores, multi, rows), "num_queries": int(rows.sum())}
+    return result

@@ -1,0 +1,67 @@
+import numpy as np
+import pytest
+
+from _metrics_helpers import M2KR, plain_m2kr, pytrec_m2kr, random_m2kr
+
+CUTOFFS = (1, 3, 5)
+
+
+def score(query_ids, positives, rankings, **options):
+    return M2KR.evaluate_run(M2KR.Positives(positives, query_ids=query_ids), rankings, per_query=True, **options)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_recall_and_hit_match_pytrec_eval(seed):
+    query_ids, positives, rankings = random_m2kr(seed)
+    result = score(query_ids, positives, rankings, variants=("recall", "hit"))["per_query"]
+    for k in CUTOFFS:
+        trec = pytrec_m2kr(query_ids, positives, rankings, k)
+        assert result[f"Recall@{k}"] == pytest.approx([trec[q][f"recall_{k}"] for q in query_ids], abs=1e-12)
+        assert result[f"Hit@{k}"] == [trec[q][f"success_{k}"] for q in query_ids]
+
+
+@pytest.mark.parametrize("seed", [2, 3])
+def test_every_variant_matches_plain_loops(seed):
+    query_ids, positives, rankings = random_m2kr(seed)
+    result = score(query_ids, positives, rankings, variants=("recall", "hit", "strict"))
+    for variant, prefix in [("recall", "Recall"), ("hit", "Hit"), ("strict", "StrictRecall")]:
+        per_k = {k: [plain_m2kr(p, r, k)[variant] for p, r in zip(positives, rankings)] for k in CUTOFFS}
+        for k in CUTOFFS:
+            assert result["per_query"][f"{prefix}@{k}"] == pytest.approx(per_k[k], abs=1e-12)
+        assert result[f"{prefix}-mean"] == pytest.approx(np.mean([np.mean(per_k[k]) for k in CUTOFFS]))
+    assert any(len(p) > 1 for p in positives)
+    assert result["Recall@5"] != result["Hit@5"]  # multi-positive queries separate the variants
+
+
+def test_multi_positive_query_needs_all_positives():
+    result = score(["1", "2"], [["a"], ["b", "c"]], [["x", "a", "y"], ["c", "z", "q", "b"]], variants=("recall", "hit", "strict"))
+    assert result["per_query"]["Recall@1"] == [0.0, 0.5]
+    assert result["per_query"]["Recall@3"] == [1.0, 0.5]
+    assert result["per_query"]["StrictRecall@3"] == [1.0, 0.0]
+    assert result["per_query"]["Hit@1"] == [0.0, 1.0]
+    assert result["Recall-mean"] == pytest.approx((0.25 + 0.75 + 1.0) / 3)
+
+
+def test_breakdown_by_task():
+    result = score(["1", "2", "3"], [["a"], ["b"], ["c"]], [["a"], ["x"], ["c"]], tasks=["image", "image+text", "image+text"])
+    assert result["by_task"]["image"]["Recall@1"] == 1.0
+    assert result["by_task"]["image+text"]["Recall@1"] == 0.5
+    assert result["by_task"]["image+text"]["num_queries"] == 2
+
+
+@pytest.mark.parametrize(
+    "positives, rankings, message",
+    [
+        ([[]], [["a"]], r"references: query '7' has no positive passage"),
+        ([["a", "a"]], [["a"]], r"references: query '7' lists positive 'a' twice \(second at position 2\)"),
+        ([["a"]], [["b", "a", "b"]], r"predictions: query '7' lists 'b' twice \(positions 1 and 3\)"),
+    ],
+)
+def test_bad_inputs_are_named(positives, rankings, message):
+    with pytest.raises(ValueError, match=message):
+        M2KR.evaluate_run(M2KR.Positives(positives, query_ids=["7"]), rankings)
+
+
+def test_unknown_variant():
+    with pytest.raises(ValueError, match=r"unknown variant 'mrr'; expected one of \['hit', 'recall', 'strict'\]"):
+        score(["1"], [["a"]], [["a"]], variants=("mrr",))

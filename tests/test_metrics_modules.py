@@ -1,0 +1,65 @@
+"""The evaluate modules: offline loading, doctests, cards showing the same examples, same numbers as the math."""
+
+import doctest
+import re
+import sys
+from pathlib import Path
+
+import evaluate
+import pytest
+
+from _metrics_helpers import M2KR, MIPR, random_m2kr, random_mipr
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def examples(text):
+    return [line.strip() for line in text.splitlines() if re.match(r"\s*(>>>|\.\.\.|\{)", line)]
+
+
+@pytest.mark.parametrize("name", ["mipr", "m2kr"])
+def test_doctests_pass_and_card_shows_the_same_examples(name, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    module = sys.modules[type(evaluate.load(f"metrics/{name}")).__module__]
+    runner = doctest.DocTestRunner()
+    test = doctest.DocTestParser().get_doctest(module._KWARGS_DESCRIPTION, {}, name, None, 0)
+    assert len(test.examples) >= 4
+    assert runner.run(test).failed == 0
+    card = (ROOT / "metrics" / name / "README.md").read_text(encoding="utf-8")
+    assert examples(card) == examples(module._KWARGS_DESCRIPTION)
+
+
+@pytest.mark.parametrize("name", ["mipr", "m2kr"])
+def test_folder_is_self_contained(name):
+    allowed = {"datasets", "evaluate", "numpy", "pyarrow", "pathlib"}
+    for path in (ROOT / "metrics" / name).glob("*.py"):
+        for line in path.read_text().splitlines():
+            match = re.match(r"(?:from|import)\s+([\w.]+)", line)
+            if match and not match.group(1).startswith("."):
+                assert match.group(1).split(".")[0] in allowed, f"{path.name}: {line}"
+
+
+def test_mipr_module_matches_the_measures():
+    query_ids, judged, grades, categories, rankings = random_mipr(11)
+    metric = evaluate.load(str(ROOT / "metrics" / "mipr"))
+    result = metric.compute(
+        predictions=rankings, references=judged, grades=grades, categories=categories, query_ids=query_ids,
+        k=[1, 5, 10], capped_recall=True, per_query=True, by_category=True,
+    )
+    qrels = MIPR.Qrels(judged, grades, categories, query_ids=query_ids)
+    assert result == MIPR.evaluate_run(qrels, rankings, k=[1, 5, 10], capped_recall=True, per_query=True, by_category=True)
+    assert result["per_query"]["query_id"] == query_ids
+
+
+def test_m2kr_module_matches_the_measures():
+    query_ids, positives, rankings = random_m2kr(12)
+    metric = evaluate.load(str(ROOT / "metrics" / "m2kr"))
+    result = metric.compute(predictions=rankings, references=positives, variants=["recall", "strict"], per_query=True)
+    expected = M2KR.evaluate_run(M2KR.Positives(positives), rankings, variants=("recall", "strict"), per_query=True)
+    assert result == expected
+
+
+def test_module_input_errors_name_the_query():
+    metric = evaluate.load(str(ROOT / "metrics" / "mipr"))
+    with pytest.raises(ValueError, match=r"query 'q1' lists 'a' twice \(positions 1 and 2\)"):
+        metric.compute(predictions=[["a", "a"]], references=[["a"]], grades=[["L1"]], categories=[["x"]], query_ids=["q1"])
