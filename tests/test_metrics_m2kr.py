@@ -65,3 +65,21 @@ def test_bad_inputs_are_named(positives, rankings, message):
 def test_unknown_variant():
     with pytest.raises(ValueError, match=r"unknown variant 'mrr'; expected one of \['hit', 'recall', 'strict'\]"):
         score(["1"], [["a"]], [["a"]], variants=("mrr",))
+
+
+def test_both_metric_folders_carry_the_same_lookup_code():
+    # each folder must stand alone, so the lookup helpers are copied; this keeps the copies equal
+    from pathlib import Path
+
+    metrics = Path(__file__).resolve().parents[1] / "metrics"
+    assert (metrics / "m2kr" / "lookup.py").read_text() == (metrics / "mipr" / "lookup.py").read_text()
+
+
+def test_arrow_and_python_rankings_agree():
+    import pyarrow as pa
+
+    query_ids, positives, rankings = random_m2kr(4)
+    prepared = M2KR.Positives(positives, query_ids=query_ids)
+    expected = M2KR.evaluate_run(prepared, rankings, per_query=True)
+    assert expected["Recall@5"] > 0
+    assert M2KR.evaluate_run(prepared, pa.array(rankings), per_query=True) == expected

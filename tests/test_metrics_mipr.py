@@ -1,4 +1,6 @@
+import importlib
 import math
+import random
 
 import numpy as np
 import pytest
@@ -127,3 +129,88 @@ def test_a_repeat_below_the_scored_prefix_is_not_read():
 def test_cutoffs_must_be_positive():
     with pytest.raises(ValueError, match=r"cutoffs must be positive integers, got \[0\]"):
         MIPR.evaluate_run(MIPR.Qrels([["a"]], [["L1"]], [["x"]]), [["a"]], k=[0])
+
+
+# The lookups behind the scores: byte-exact string matching, hashes only choose where to look.
+
+LOOKUP = importlib.import_module(MIPR.__package__ + ".lookup")
+
+
+def renamed(seed, *lists):
+    """random_mipr's ids renamed to ids of mixed byte lengths (1 to 30, some non-ASCII), same structure."""
+    rng = random.Random(seed)
+    names = {}
+    for values in lists:
+        for row in values:
+            for item in row:
+                names.setdefault(item, "".join(rng.choice("ab\u00e9\u4e2d0") for _ in range(rng.randrange(1, 31))) + item)
+    return [[[names[item] for item in row] for row in values] for values in lists]
+
+
+@pytest.mark.parametrize("seed", [8, 9])
+def test_ids_of_mixed_lengths_match_pytrec_eval(seed):
+    query_ids, judged, grades, categories, rankings = random_mipr(seed)
+    judged, rankings = renamed(seed, judged, rankings)
+    result = score(query_ids, judged, grades, categories, rankings, k=[10])["per_query"]
+    trec = pytrec_mipr(query_ids, judged, grades, rankings, 10)
+    assert result["nDCG@10"] == pytest.approx([trec[q]["ndcg_cut_10"] for q in query_ids], abs=1e-12)
+    assert result["R-L1@10"] == pytest.approx([trec[q]["recall_10"] for q in query_ids], abs=1e-12)
+
+
+def test_every_ranking_container_gives_the_same_scores():
+    import pyarrow as pa
+
+    query_ids, judged, grades, categories, rankings = random_mipr(10)
+    qrels = MIPR.Qrels(judged, grades, categories, query_ids=query_ids)
+    expected = MIPR.evaluate_run(qrels, rankings, per_query=True)
+    assert expected["per_query"]["nDCG@10"].count(0.0) < len(query_ids)
+    for same in ([tuple(r) for r in rankings], iter(rankings), pa.chunked_array([pa.array(rankings)])):
+        assert MIPR.evaluate_run(qrels, same, per_query=True) == expected
+
+
+def test_an_id_holding_nul_is_still_matched():
+    qrels = MIPR.Qrels([["a\0b", "c"]], [["L1", "L2"]], [["x", "y"]])
+    result = MIPR.evaluate_run(qrels, [["c", "a\0b", "a"]], k=[2], per_query=True)["per_query"]
+    assert result["nDCG@2"] == [pytest.approx((1 + 2 / math.log2(3)) / (2 + 1 / math.log2(3)))]
+
+
+def test_a_non_string_id_is_named():
+    qrels = MIPR.Qrels([["a"]], [["L1"]], [["x"]])
+    with pytest.raises(ValueError, match=r"predictions: expected one list of strings per query"):
+        MIPR.evaluate_run(qrels, [["a", 5]])
+
+
+def test_an_unknown_grade_of_another_length_is_named():
+    with pytest.raises(ValueError, match=r"unknown grade 'Bad' at row 1, position 2; expected one of"):
+        MIPR.Qrels([["a"], ["b", "c"]], [["L1"], ["N1", "Bad"]], [["x"], ["y", "z"]])
+
+
+def test_a_hash_collision_on_the_judged_side_takes_the_next_seed(monkeypatch):
+    real = LOOKUP._multiplier
+    monkeypatch.setattr(LOOKUP, "_multiplier", lambda seed, w: np.uint64(0) if seed == 0 else real(seed, w))
+    query_ids, judged, grades, categories, rankings = random_mipr(12)
+    qrels = MIPR.Qrels(judged, grades, categories, query_ids=query_ids)
+    assert qrels.pairs.index.seed == 1
+    monkeypatch.setattr(LOOKUP, "_multiplier", real)
+    assert MIPR.evaluate_run(qrels, rankings) == MIPR.evaluate_run(MIPR.Qrels(judged, grades, categories, query_ids), rankings)
+
+
+def test_colliding_hashes_are_told_apart_by_their_bytes(monkeypatch):
+    # with word multipliers of 0 a hash sees only the length: "ba" and "ab", "c" and "d" collide
+    real = LOOKUP._multiplier
+    monkeypatch.setattr(LOOKUP, "_multiplier", lambda seed, w: real(seed, w) if w == 0 else np.uint64(0))
+    qrels = MIPR.Qrels([["ab", "c"]], [["L1", "L1"]], [["x", "y"]], query_ids=["q"])
+    assert MIPR.evaluate_run(qrels, [["ba", "d", "c"]], k=[2], per_query=True)["per_query"]["R-L1@2"] == [0.0]
+    with pytest.raises(ValueError, match=r"query 'q' lists 'c' twice \(positions 2 and 4\)"):
+        MIPR.evaluate_run(qrels, [["ba", "c", "d", "c"]], k=[5])
+
+
+def test_sorted_keys_find_agrees_with_searchsorted():
+    rng = np.random.default_rng(0)
+    clustered = np.concatenate([np.arange(500), rng.integers(0, 2**40, 1000)])  # one crowded bucket
+    keys = np.unique(clustered).astype(np.uint64)
+    needles = np.concatenate([keys[::3], rng.integers(0, 2**40, 2000).astype(np.uint64), [np.uint64(2**63)]])
+    found = LOOKUP.SortedKeys(keys).find(needles)
+    at = np.minimum(np.searchsorted(keys, needles), len(keys) - 1)
+    assert (found == np.where(keys[at] == needles, at, -1)).all()
+    assert (found >= 0).sum() == len(keys[::3])

@@ -7,6 +7,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .lookup import PairIndex
+from .lookup import StringIndex
+from .lookup import arrow_strings
+from .lookup import first_repeat
+from .lookup import flat_cells
+from .lookup import joined_strings
+from .lookup import pair_bits
+
 DEFAULT_K = (1, 3, 5)
 # Variant -> measure name prefix: recall is the challenge's measure, hit is FLMR's "Recall@K".
 VARIANTS = {"recall": "Recall", "hit": "Hit", "strict": "StrictRecall"}
@@ -44,13 +52,22 @@ def row_name(query_ids, row):
     return f"query {query_ids[row]!r}" if query_ids is not None else f"row {row}"
 
 
-def repeated_pair(lengths, flat):
-    """First (flat index, flat index) of an id listed twice in one row, or None."""
-    codes = pc.dictionary_encode(flat).indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    keys = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths) * (int(codes.max(initial=0)) + 1) + codes
-    order = np.argsort(keys, kind="stable")
-    same = np.flatnonzero(keys[order][1:] == keys[order][:-1])
-    return (int(order[same[0]]), int(order[same[0] + 1])) if len(same) else None
+def ranked_strings(ranked, depth):
+    """Rankings (Python lists or an Arrow list array) -> (lengths of their first ``depth`` ids, those ids)."""
+    if isinstance(ranked, (pa.Array, pa.ChunkedArray)):
+        if isinstance(ranked, pa.ChunkedArray):
+            ranked = ranked.combine_chunks()
+        ranked = pc.list_slice(ranked, 0, depth) if len(ranked) else ranked
+    else:
+        ranked = ranked if isinstance(ranked, (list, tuple)) else list(ranked)
+        if set(map(type, ranked)) <= {list, tuple}:
+            joined = joined_strings(ranked, depth)
+            if joined is not None:
+                return joined
+        ranked = [ranking[:depth] for ranking in ranked]
+    # Arrow input, or a bad value that string_lists names
+    lengths, flat = string_lists(ranked, "predictions")
+    return lengths, arrow_strings(flat)
 
 
 def check_cutoffs(k):
@@ -61,7 +78,7 @@ def check_cutoffs(k):
 
 
 class Positives:
-    """M2KR ground truth prepared once: sorted (query, passage) keys and positives per query."""
+    """M2KR ground truth prepared once: (query, passage) pairs (``PairIndex``) and the positives per query."""
 
     def __init__(self, positive_ids, query_ids=None):
         self.query_ids = None if query_ids is None else list(query_ids)
@@ -72,17 +89,15 @@ class Positives:
         empty = np.flatnonzero(lengths == 0)
         if len(empty):
             raise ValueError(f"references: {row_name(self.query_ids, empty[0])} has no positive passage")
-        twice = repeated_pair(lengths, flat)
-        if twice:
-            row, pos = locate(lengths, twice[1])
+        encoded = pc.dictionary_encode(flat)
+        index = StringIndex(arrow_strings(encoded.dictionary), pair_bits(self.num_queries))
+        self.pairs = PairIndex(lengths, index.code[encoded.indices.to_numpy(zero_copy_only=False)], index)
+        if self.pairs.repeat is not None:
+            row, pos = locate(lengths, self.pairs.repeat)
             raise ValueError(
-                f"references: {row_name(self.query_ids, row)} lists positive {flat[twice[0]].as_py()!r} "
+                f"references: {row_name(self.query_ids, row)} lists positive {flat[self.pairs.repeat].as_py()!r} "
                 f"twice (second at position {pos + 1})"
             )
-        encoded = pc.dictionary_encode(flat)
-        self.vocab = encoded.dictionary
-        rows = np.repeat(np.arange(self.num_queries, dtype=np.int64), lengths)
-        self.keys = np.sort(rows * len(self.vocab) + encoded.indices.to_numpy(zero_copy_only=False))
         self.num_positives = lengths
 
     def found(self, ranked, depth):
@@ -91,33 +106,20 @@ class Positives:
         Only the scored prefix is read, so an id repeated within it is an error; callers that need whole
         rankings checked (the CLI) validate them first.
         """
-        if isinstance(ranked, (pa.Array, pa.ChunkedArray)):
-            if isinstance(ranked, pa.ChunkedArray):
-                ranked = ranked.combine_chunks()
-            ranked = pc.list_slice(ranked, 0, depth) if len(ranked) else ranked
-        else:
-            ranked = [ranking[:depth] for ranking in ranked]
-        lengths, flat = string_lists(ranked, "predictions")
+        lengths, flat = ranked_strings(ranked, depth)
         if len(lengths) != self.num_queries:
             raise ValueError(f"{len(lengths)} rankings for {self.num_queries} queries")
-        twice = repeated_pair(lengths, flat)
-        if twice:
-            row, pos1 = locate(lengths, twice[0])
-            _, pos2 = locate(lengths, twice[1])
+        cells = flat_cells(lengths, depth)
+        at, hashes = self.pairs.match(cells // depth, flat)
+        repeat = first_repeat(lengths, flat, hashes, cells, depth)
+        if repeat:
+            row, first, second, item = repeat
             raise ValueError(
-                f"predictions: {row_name(self.query_ids, row)} lists {flat[twice[0]].as_py()!r} twice "
-                f"(positions {pos1 + 1} and {pos2 + 1})"
+                f"predictions: {row_name(self.query_ids, row)} lists {item!r} twice (positions {first + 1} and {second + 1})"
             )
-        starts = np.cumsum(lengths) - lengths
-        pos = np.arange(len(flat), dtype=np.int64) - np.repeat(starts, lengths)
-        rows = np.repeat(np.arange(self.num_queries, dtype=np.int64), lengths)
-        codes = pc.index_in(flat, value_set=self.vocab).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-        keys = rows * len(self.vocab) + codes
-        at = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
-        hit = (codes >= 0) & (self.keys[at] == keys)
-        matrix = np.zeros((self.num_queries, depth), dtype=np.int64)
-        matrix[rows[hit], pos[hit]] = 1
-        return np.cumsum(matrix, axis=1)
+        matrix = np.zeros(self.num_queries * depth, dtype=np.int64)
+        matrix[cells[at >= 0]] = 1
+        return np.cumsum(matrix.reshape(-1, depth), axis=1)
 
 
 def per_query_scores(positives, found, k=DEFAULT_K, variants=("recall",)):

@@ -3,6 +3,8 @@
 import datasets
 import evaluate
 
+# unused here: evaluate copies only this file's relative imports next to it, and mipr_measures needs lookup
+from .lookup import StringIndex
 from .mipr_measures import DEFAULT_K
 from .mipr_measures import Qrels
 from .mipr_measures import evaluate_run
