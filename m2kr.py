@@ -1,0 +1,617 @@
+"""M2KR-WWW2025-Challenge: image(+text) to document retrieval, as a Hugging Face `datasets` builder.
+
+Reads the layout of the Hub repos (a local folder, a base URL, or by default the Hub itself)::
+
+    challenge_data/train-*.parquet  challenge_passage/train-*.parquet  challenge_answers/train-*.parquet
+    query_images.zip  Web_Image.zip.001  Web_Image.zip.002  Web_Image.zip.003
+
+Configs ``challenge_data``, ``challenge_passage`` and ``challenge_answers``, split ``train``. Images are read in
+place: nothing is extracted. The split screenshot zip is read as one virtual file through the ``splitzip`` fsspec
+protocol registered by this module; each row stores a reference ``splitzip://<member>::<part>|<part>|...`` and
+the image is decoded only on access (also when streaming and inside DataLoader workers). Every table and archive
+is validated before anything is written: bad input raises :class:`M2krDataError` naming the file, row or id.
+
+Use it imported (any ``datasets`` version)::
+
+    import m2kr
+    passages = m2kr.load("challenge_passage", data_dir="path/to/m2kr")
+
+or as a loading script on ``datasets`` < 4.0::
+
+    load_dataset("path/to/m2kr.py", "challenge_answers", data_dir="path/to/m2kr", trust_remote_code=True)
+"""
+
+import bisect
+import hashlib
+import io
+import json
+import logging
+import os
+import re
+import stat
+import struct
+import zipfile
+from pathlib import Path
+from typing import Optional
+
+import datasets
+import fsspec
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from datasets.utils.file_utils import xopen
+from fsspec.archive import AbstractArchiveFileSystem
+
+logger = logging.getLogger(__name__)
+
+_CITATION = """\
+@inproceedings{lin-etal-2024-preflmr,
+    title = "{P}re{FLMR}: Scaling Up Fine-Grained Late-Interaction Multi-modal Retrievers",
+    author = "Lin, Weizhe and Mei, Jingbiao and Chen, Jinghong and Byrne, Bill",
+    booktitle = "Proceedings of the 62nd Annual Meeting of the Association for Computational Linguistics",
+    year = "2024",
+    url = "https://aclanthology.org/2024.acl-long.289",
+    pages = "5294--5316",
+}
+"""
+_DESCRIPTION = (
+    "M2KR-WWW2025-Challenge (Task 2 of Track 1, EReL@MIR, WWW 2025): retrieve, for each of 6,415 image or "
+    "image+question queries, its passages from a pool of 47,318 Wikipedia-like passages with web screenshots."
+)
+_LICENSE = "mit"  # assumed from the parent M2KR benchmark; the challenge card states no license
+
+CONFIG_NAMES = ("challenge_data", "challenge_passage", "challenge_answers")
+SPLIT = "train"
+SAMPLE_DIR = Path(__file__).resolve().parent / "data" / "m2kr"
+HUB_TABLES = "hf://datasets/Jingbiao/M2KR-WWW2025-Challenge"
+HUB_IMAGES = "hf://datasets/Jingbiao/M2KR-Challenge"
+
+# The archive parts each config reads its images from, in order, and the column naming each row's member.
+ARCHIVES = {
+    "challenge_data": ("query_images.zip",),
+    "challenge_passage": ("Web_Image.zip.001", "Web_Image.zip.002", "Web_Image.zip.003"),
+}
+IMAGE_NAME_FIELDS = {"challenge_data": "img_path", "challenge_passage": "page_screenshot"}
+ID_FIELDS = {"challenge_data": "question_id", "challenge_passage": "passage_id", "challenge_answers": "question_id"}
+
+# Bounds on an archive member (members are untrusted); the real screenshots average 2.6 MB.
+MAX_MEMBER_BYTES = 256 * 2**20
+MAX_COMPRESSION_RATIO = 100
+
+PROTOCOL = "splitzip"
+_LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, (version .. sizes), name length, extra length
+TASKS = ("image-to-document", "image+text-to-document")
+
+_STRINGS = pa.list_(pa.string())
+SOURCE_SCHEMAS = {
+    "challenge_data": pa.schema(
+        [
+            ("img_path", pa.string()),
+            ("instruction", pa.string()),
+            ("question", pa.string()),
+            ("question_id", pa.string()),
+            ("pos_item_ids", _STRINGS),
+            ("pos_item_contents", _STRINGS),
+        ]
+    ),
+    "challenge_passage": pa.schema(
+        [("passage_id", pa.string()), ("passage_content", pa.string()), ("page_screenshot", pa.string())]
+    ),
+    "challenge_answers": pa.schema([("question_id", pa.string()), ("pos_item_ids", _STRINGS)]),
+}
+# Columns that may be null in the source: a missing question means "no question", blank ground-truth fields.
+NULLABLE = {"challenge_data": {"question", "pos_item_ids", "pos_item_contents"}}
+
+_STRING = datasets.Value("string")
+FEATURES = {
+    "challenge_data": datasets.Features(
+        {
+            "img_path": _STRING,
+            "instruction": _STRING,
+            "question": _STRING,
+            "question_id": _STRING,
+            "pos_item_ids": datasets.Sequence(_STRING),
+            "pos_item_contents": datasets.Sequence(_STRING),
+            "image": datasets.Image(),
+            "task": _STRING,
+        }
+    ),
+    "challenge_passage": datasets.Features(
+        {"passage_id": _STRING, "passage_content": _STRING, "page_screenshot": _STRING, "image": datasets.Image()}
+    ),
+    "challenge_answers": datasets.Features({"question_id": _STRING, "pos_item_ids": datasets.Sequence(_STRING)}),
+}
+
+
+class M2krDataError(ValueError):
+    """An M2KR source table or image archive does not follow the expected format."""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Split zip archives, read in place
+
+
+class PartsFile(io.RawIOBase):
+    """Read-only seekable view of byte-level parts (``split -b``) as one file."""
+
+    def __init__(self, files, sizes, names):
+        super().__init__()
+        self._files, self.sizes, self._names = files, sizes, names
+        self._starts = [sum(sizes[:index]) for index in range(len(sizes))]
+        self._size = sum(sizes)
+        self._pos = 0
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def tell(self):
+        return self._pos
+
+    def seek(self, offset, whence=io.SEEK_SET):
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
+        if base + offset < 0:
+            raise ValueError(f"negative seek position {base + offset}")
+        self._pos = base + offset
+        return self._pos
+
+    def readinto(self, buffer):
+        view = memoryview(buffer).cast("B")
+        wanted = max(0, min(len(view), self._size - self._pos))
+        done = 0
+        while done < wanted:
+            index = bisect.bisect_right(self._starts, self._pos) - 1
+            start, size = self._starts[index], self.sizes[index]
+            part = self._files[index]
+            part.seek(self._pos - start)
+            got = part.readinto(view[done : done + min(wanted - done, start + size - self._pos)])
+            if not got:
+                raise M2krDataError(f"{self._names[index]}: ends before its listed size of {size:,} bytes.")
+            done += got
+            self._pos += got
+        return done
+
+    def pread(self, offset: int, size: int) -> bytes:
+        """``size`` bytes at ``offset``, read with one copy when they lie in one part (nearly every member)."""
+        index = bisect.bisect_right(self._starts, offset) - 1
+        start = self._starts[index]
+        if offset + size <= start + self.sizes[index]:
+            self._files[index].seek(offset - start)
+            data = self._files[index].read(size)
+        else:
+            self.seek(offset)
+            data = self.read(size)
+        if len(data) != size:
+            raise M2krDataError(f"{self._names[index]}: ends before its listed size of {self.sizes[index]:,} bytes.")
+        return data
+
+    def close(self):
+        for part in self._files:
+            part.close()
+        super().close()
+
+
+class StoredMember(io.RawIOBase):
+    """An uncompressed member as a window on the parts: read in one piece, without zipfile's copies and CRC pass
+    (as with extracted files; PNG chunks carry their own CRCs, which Pillow checks)."""
+
+    def __init__(self, virtual: PartsFile, start: int, size: int):
+        super().__init__()
+        self._virtual, self._start, self._size, self._pos = virtual, start, size, 0
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def tell(self):
+        return self._pos
+
+    def seek(self, offset, whence=io.SEEK_SET):
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def read(self, size=-1):
+        left = max(0, self._size - self._pos)
+        size = left if size is None or size < 0 else min(size, left)
+        data = self._virtual.pread(self._start + self._pos, size) if size else b""
+        self._pos += size
+        return data
+
+    def readall(self):
+        return self.read()
+
+    def readinto(self, buffer):
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def open_parts(fs, parts) -> PartsFile:
+    """The parts on ``fs``, in order, as one file; a missing part is named."""
+    sizes = []
+    for part in parts:
+        try:
+            sizes.append(fs.size(part))
+        except FileNotFoundError:
+            raise FileNotFoundError(f"Archive part {part} is missing.") from None
+    return PartsFile([fs.open(part, "rb") for part in parts], sizes, parts)
+
+
+def open_zip(virtual: PartsFile, parts) -> zipfile.ZipFile:
+    """Read the zip directory of the joined parts, checking that no part is truncated and every member."""
+    sizes = virtual.sizes
+    try:
+        archive = zipfile.ZipFile(virtual)
+    except zipfile.BadZipFile as err:
+        if "not a zip file" in str(err):
+            raise M2krDataError(
+                f"{parts[-1]}: no zip end record at its end: the part is truncated, or the parts "
+                f"({', '.join(parts)}) are incomplete or out of order."
+            ) from None
+        raise M2krDataError(f"{_suspect_part(parts, sizes)} ({err}).") from None
+    # A byte-level split zip starts with its first member; zipfile shifts offsets by the bytes it finds missing.
+    first = min((info.header_offset for info in archive.infolist()), default=0)
+    if first != 0:
+        raise M2krDataError(f"{_suspect_part(parts, sizes)}: {abs(first):,} bytes missing or extra.")
+    label = parts[0] if len(parts) == 1 else f"{parts[0]} (+{len(parts) - 1} parts)"
+    for info in archive.infolist():
+        check_member(info, label)
+    return archive
+
+
+def _suspect_part(parts, sizes) -> str:
+    """Name the truncated part: all parts but the last have the same size in a byte-level split."""
+    full = max(sizes[:-1], default=sizes[-1])
+    for part, size in zip(parts[:-1], sizes[:-1]):
+        if size < full:
+            return f"Archive part {part} is truncated: {size:,} bytes where the other parts have {full:,}"
+    if len(parts) == 1:
+        return f"Archive {parts[0]} is truncated or corrupt"
+    listed = ", ".join(f"{part} ({size:,} bytes)" for part, size in zip(parts, sizes))
+    return f"Archive parts do not add up to the zip they were split from; one is truncated: {listed}"
+
+
+def check_member(info: zipfile.ZipInfo, archive: str):
+    """Refuse members that could escape a folder, link elsewhere, or expand out of bounds."""
+    name = info.filename
+    problem = None
+    if name.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", name):
+        problem = "has an absolute name"
+    elif ".." in re.split(r"[/\\]", name):
+        problem = "has a '..' component"
+    elif "::" in name:
+        problem = "contains '::' (the URL chain separator)"
+    elif stat.S_ISLNK(info.external_attr >> 16):
+        problem = "is a symbolic link"
+    elif info.flag_bits & 0x1:
+        problem = "is encrypted"
+    elif info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size:
+        problem = f"is stored but lists {info.compress_size:,} bytes stored for {info.file_size:,}"
+    elif info.file_size > MAX_MEMBER_BYTES:
+        problem = f"expands to {info.file_size:,} bytes, over the {MAX_MEMBER_BYTES:,}-byte bound"
+    elif info.compress_type != zipfile.ZIP_STORED and info.file_size > MAX_COMPRESSION_RATIO * max(
+        info.compress_size, 1
+    ):
+        problem = (
+            f"has a compression ratio of {info.file_size / max(info.compress_size, 1):,.0f}, "
+            f"over the bound of {MAX_COMPRESSION_RATIO}"
+        )
+    if problem:
+        raise M2krDataError(f"{archive}: member {name!r} {problem}; refusing the archive.")
+
+
+class SplitZipFileSystem(AbstractArchiveFileSystem):
+    """Members of a zip stored as byte-level parts, read in place: ``splitzip://<member>::<part>|<part>|...``.
+
+    The target (after ``::``) lists the parts, on any fsspec filesystem, separated by ``|``. Unlike fsspec's
+    ``zip://`` (not cachable, so it re-reads the central directory on every open), an instance is cached per
+    process and thread, so the directory of a 47K-member archive is read once.
+    """
+
+    protocol = PROTOCOL
+    root_marker = ""
+
+    def __init__(self, fo="", target_protocol=None, target_options=None, **kwargs):
+        super().__init__(**kwargs)
+        if not fo:
+            raise ValueError(f"{PROTOCOL}:// needs the archive parts: {PROTOCOL}://<member>::<part>|<part>|...")
+        target = fsspec.filesystem(target_protocol or "file", **(target_options or {}))
+        self.fo = fo
+        self.parts = [target._strip_protocol(part) for part in fo.split("|")]
+        self._virtual = open_parts(target, self.parts)
+        try:
+            self.zip = open_zip(self._virtual, self.parts)
+        except Exception:
+            self._virtual.close()
+            raise
+        self.dir_cache = None
+
+    @classmethod
+    def _strip_protocol(cls, path):
+        return super()._strip_protocol(path).lstrip("/")
+
+    def _get_dirs(self):
+        if self.dir_cache is None:
+            names = [info.filename.rstrip("/") for info in self.zip.infolist()]
+            directories = self._all_dirnames(names)
+            self.dir_cache = {name: {"name": name, "size": 0, "type": "directory"} for name in directories}
+            for info in self.zip.infolist():
+                name = info.filename.rstrip("/")
+                kind = "directory" if info.is_dir() else "file"
+                self.dir_cache[name] = {"name": name, "size": info.file_size, "type": kind}
+
+    def _open(self, path, mode="rb", **kwargs):
+        if mode != "rb":
+            raise OSError(f"{PROTOCOL}:// is read-only")
+        path = self._strip_protocol(path)
+        try:
+            info = self.zip.getinfo(path)
+        except KeyError:
+            raise FileNotFoundError(f"{path} is not a member of {self.parts[0]}") from None
+        check_member(info, self.parts[0])
+        if info.compress_type != zipfile.ZIP_STORED:
+            return self.zip.open(info)
+        header = self._virtual.pread(info.header_offset, _LOCAL_HEADER.size)
+        signature, name_length, extra_length = _LOCAL_HEADER.unpack(header)
+        if signature != b"PK\x03\x04":
+            raise M2krDataError(f"{self.parts[0]}: member {path!r} has no local header at byte {info.header_offset:,}.")
+        start = info.header_offset + _LOCAL_HEADER.size + name_length + extra_length
+        return StoredMember(self._virtual, start, info.file_size)
+
+
+def archive_url(member: str, parts) -> str:
+    """The reference to one archive member that ``datasets.Image`` decodes through fsspec."""
+    return f"{PROTOCOL}://{member}::{'|'.join(parts)}"
+
+
+# The latest definition wins: the module may be imported both installed and as a datasets script.
+fsspec.register_implementation(PROTOCOL, SplitZipFileSystem, clobber=True)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Builder
+
+
+class M2kr(datasets.ArrowBasedBuilder):
+    """Builder for the M2KR challenge queries, passages and ground truth.
+
+    ``data_dir``: the folder or URL holding the tables and archives; without it, the two Hub repos.
+    """
+
+    BUILDER_CONFIGS = [
+        datasets.BuilderConfig(name=name, version=datasets.Version("1.0.0"), description=description)
+        for name, description in (
+            ("challenge_data", "Image and image+question queries."),
+            ("challenge_passage", "Passages with their web screenshots."),
+            ("challenge_answers", "Positive passage ids per query."),
+        )
+    ]
+    DEFAULT_CONFIG_NAME = "challenge_answers"
+
+    def _info(self):
+        return datasets.DatasetInfo(
+            description=_DESCRIPTION, features=FEATURES[self.config.name], citation=_CITATION, license=_LICENSE
+        )
+
+    def _split_generators(self, dl_manager):
+        # Validation runs here, not in _generate_tables: datasets would wrap its errors in DatasetGenerationError.
+        tables_base, images_base = sources(self.config.data_dir)
+        name = self.config.name
+        names = CONFIG_NAMES if name == "challenge_answers" else (name,)  # answers are checked against both
+        options = dl_manager.download_config.storage_options or {}
+        urls = {config: list_tables(tables_base, config, options) for config in names}
+        paths = dl_manager.download(urls)
+        tables = {
+            config: read_table(paths[config], urls[config], config, dl_manager.download_config) for config in names
+        }
+        table = tables[name]
+        if name == "challenge_answers":
+            check_answers(table, tables["challenge_data"]["question_id"], tables["challenge_passage"]["passage_id"])
+        else:
+            parts = [_join(images_base, part) for part in ARCHIVES[name]]
+            for part in parts:
+                if "://" not in part and not os.path.isfile(part):  # before datasets' own, vaguer message
+                    raise FileNotFoundError(f"Archive part {part} is missing.")
+            parts = dl_manager.download(parts)
+            storage_options = _options_for(parts[0], options)
+            table = add_images(table, name, [_absolute(part) for part in parts], storage_options)
+        return [datasets.SplitGenerator(name=datasets.Split.TRAIN, gen_kwargs={"table": table})]
+
+    def _generate_tables(self, table):
+        for index, batch in enumerate(table.to_batches(max_chunksize=10_000)):
+            yield index, pa.Table.from_batches([batch])
+
+
+def sources(data_dir: Optional[str]):
+    """Where the tables and the archives are: both in ``data_dir``, or the two Hub repos."""
+    if not data_dir:
+        return HUB_TABLES, HUB_IMAGES
+    data_dir = _absolute(str(data_dir))
+    return data_dir, data_dir
+
+
+def _absolute(path: str) -> str:
+    return path if "://" in path else os.path.abspath(path)
+
+
+def _join(base: str, relative: str) -> str:
+    return base.rstrip("/") + "/" + relative if "://" in base else os.path.join(base, relative)
+
+
+def _options_for(url: str, storage_options: dict) -> dict:
+    return storage_options.get(url.split("://")[0], {}) if "://" in url else {}
+
+
+def list_tables(base: str, config: str, storage_options=None) -> list:
+    """The ``<config>/train-*.parquet`` files under ``base``, sorted."""
+    pattern = _join(base, f"{config}/{SPLIT}-*.parquet")
+    fs, fs_pattern = fsspec.core.url_to_fs(pattern, **_options_for(pattern, storage_options or {}))
+    found = sorted(fs.glob(fs_pattern))
+    if not found:
+        raise M2krDataError(f"No {config}/{SPLIT}-*.parquet under {base}.")
+    return [fs.unstrip_protocol(path) if "://" in base else path for path in found]
+
+
+def read_table(paths, urls, config: str, download_config=None) -> pa.Table:
+    """Read and validate the Parquet files of one config; ``urls`` name the files in messages."""
+    schema = SOURCE_SCHEMAS[config]
+    pieces = []
+    for path, url in zip(paths, urls):
+        display = f"{config}/{url.rsplit('/', 1)[-1]}"
+        with xopen(path, "rb", download_config=download_config) as f:
+            table = pq.read_table(f)
+        missing = [field for field in schema.names if field not in table.schema.names]
+        if missing:
+            raise M2krDataError(
+                f"{display}: missing column(s) {', '.join(missing)}; expected columns {', '.join(schema.names)}."
+            )
+        extra = [field for field in table.schema.names if field not in schema.names]
+        if extra:
+            logger.warning("%s: columns not in the M2KR format are left out: %s", display, ", ".join(extra))
+        table = table.select(schema.names)
+        for field in schema:
+            if not table.schema.field(field.name).type.equals(field.type):
+                try:
+                    table = table.set_column(
+                        schema.get_field_index(field.name), field.name, table[field.name].cast(field.type)
+                    )
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                    found = table.schema.field(field.name).type
+                    raise M2krDataError(f"{display}: column {field.name} is {found}, expected {field.type}.") from None
+            if field.name not in NULLABLE.get(config, ()) and table[field.name].null_count:
+                row = pc.index(pc.is_null(table[field.name]), True).as_py()
+                raise M2krDataError(f"{display} row {row}: {field.name} is null.")
+        pieces.append(table)
+    table = pa.concat_tables(pieces)
+    _check_unique(table[ID_FIELDS[config]], f"{config} ({', '.join(u.rsplit('/', 1)[-1] for u in urls)})")
+    if config == "challenge_data":
+        question = pc.fill_null(table["question"], "")
+        table = table.set_column(table.schema.get_field_index("question"), "question", question)
+        task = pc.if_else(pc.equal(question, ""), TASKS[0], TASKS[1])
+        table = table.append_column("task", task)
+    return table
+
+
+def _check_unique(column: pa.ChunkedArray, display: str):
+    if pc.count_distinct(column).as_py() == len(column):
+        return
+    first_seen = {}
+    for row, value in enumerate(column.to_pylist()):
+        if value in first_seen:
+            raise M2krDataError(f'{display} row {row}: duplicate id "{value}" (first at row {first_seen[value]}).')
+        first_seen[value] = row
+
+
+def check_answers(answers: pa.Table, question_ids: pa.ChunkedArray, passage_ids: pa.ChunkedArray):
+    """Every answered query must be in challenge_data and every positive in challenge_passage."""
+    known_queries = pc.is_in(answers["question_id"], question_ids.combine_chunks())
+    unknown = pc.filter(answers["question_id"], pc.invert(known_queries))
+    if len(unknown):
+        raise M2krDataError(
+            f"challenge_answers: {len(unknown)} question_id(s) not in challenge_data: {', '.join(unknown.to_pylist())}."
+        )
+    empty = pc.filter(answers["question_id"], pc.equal(pc.list_value_length(answers["pos_item_ids"]), 0))
+    if len(empty):
+        listed = ", ".join(empty.to_pylist())
+        raise M2krDataError(f"challenge_answers: no positive passage for question_id(s) {listed}.")
+    known = set(passage_ids.to_pylist())
+    bad = [
+        f'question_id "{qid}" -> {", ".join(pid if pid is not None else "null" for pid in pids if pid not in known)}'
+        for qid, pids in zip(answers["question_id"].to_pylist(), answers["pos_item_ids"].to_pylist())
+        if any(pid not in known for pid in pids)
+    ]
+    if bad:
+        raise M2krDataError(f"challenge_answers: positives not in challenge_passage.passage_id: {'; '.join(bad)}.")
+
+
+def add_images(table: pa.Table, config: str, parts, storage_options=None) -> pa.Table:
+    """Append the ``image`` reference column; report every row whose image is not an archive member."""
+    fs = fsspec.filesystem(fsspec.core.split_protocol(parts[0])[0] or "file", **(storage_options or {}))
+    with open_parts(fs, [fs._strip_protocol(part) for part in parts]) as virtual:
+        members = [info.filename for info in open_zip(virtual, parts).infolist() if not info.is_dir()]
+    resolve = member_resolver(members)
+    names = table[IMAGE_NAME_FIELDS[config]].to_pylist()
+    resolved, problems = [], []
+    for row_id, name in zip(table[ID_FIELDS[config]].to_pylist(), names):
+        member, problem = resolve(name)
+        resolved.append(member)
+        if problem:
+            problems.append(f"{name} ({ID_FIELDS[config]} {row_id}: {problem})")
+    if problems:
+        raise M2krDataError(
+            f"{config}: {len(problems)} image(s) not found in {', '.join(ARCHIVES[config])}: {'; '.join(problems)}."
+        )
+    paths = pa.array([archive_url(member, parts) for member in resolved], pa.string())
+    # The Image feature's storage for files referenced by path: no byte of any image is read.
+    images = pa.StructArray.from_arrays([pa.nulls(len(paths), pa.binary()), paths], ["bytes", "path"])
+    return table.append_column("image", images)
+
+
+def member_resolver(members):
+    """A row names its member exactly, or by a path the member ends with (``x.png`` -> ``Web_Image/x.png``)."""
+    exact = set(members)
+    by_suffix = {}
+    for member in members:
+        pieces = member.split("/")
+        for start in range(1, len(pieces)):
+            by_suffix.setdefault("/".join(pieces[start:]), []).append(member)
+
+    def resolve(name):
+        if name in exact:
+            return name, None
+        candidates = by_suffix.get(name, [])
+        if len(candidates) == 1:
+            return candidates[0], None
+        if candidates:
+            return None, f"ambiguous: {', '.join(candidates)}"
+        return None, "no such member"
+
+    return resolve
+
+
+def source_files(config_name: str, data_dir: str) -> list:
+    """Local paths of every file a config reads: its Parquet tables and its archive parts."""
+    tables = CONFIG_NAMES if config_name == "challenge_answers" else (config_name,)
+    paths = [path for config in tables for path in list_tables(str(data_dir), config)]
+    return paths + [os.path.join(data_dir, part) for part in ARCHIVES.get(config_name, ())]
+
+
+def cache_hash(data_dir: str) -> str:
+    """Hash of this builder's source and of the data files' metadata, so a change to either rebuilds the cache."""
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    patterns = [f"{config}/{SPLIT}-*.parquet" for config in CONFIG_NAMES]
+    patterns += [part for parts in ARCHIVES.values() for part in parts]
+    for pattern in patterns:
+        fs, fs_pattern = fsspec.core.url_to_fs(_join(data_dir, pattern))
+        infos = [fs.info(path) for path in sorted(fs.glob(fs_pattern))]
+        digest.update(json.dumps([pattern, infos], sort_keys=True, default=str).encode())
+    return digest.hexdigest()[:16]
+
+
+def load(
+    config_name: str = "challenge_answers",
+    data_dir: Optional[str] = None,
+    split: str = SPLIT,
+    streaming: bool = False,
+    cache_dir: Optional[str] = None,
+):
+    """Load one M2KR config as a Dataset (or IterableDataset with ``streaming=True``).
+
+    Without ``data_dir`` the small bundled sample (``data/m2kr/`` beside this file) is used, and a warning says so.
+    """
+    if config_name not in CONFIG_NAMES:
+        raise ValueError(f"Unknown M2KR config {config_name!r}; expected one of {', '.join(CONFIG_NAMES)}.")
+    if data_dir is None:
+        data_dir = str(SAMPLE_DIR)
+        logger.warning("No data_dir given: loading the bundled M2KR sample %s, not the benchmark.", data_dir)
+    data_dir = _absolute(str(data_dir))
+    builder = M2kr(config_name=config_name, data_dir=data_dir, cache_dir=cache_dir, hash=cache_hash(data_dir))
+    if streaming:
+        return builder.as_streaming_dataset(split=split)
+    builder.download_and_prepare()
+    return builder.as_dataset(split=split)
