@@ -92,6 +92,18 @@ def bench_mipr():
          median_time(lambda: MIPR.evaluate_run(prepared, rankings), 15),
          median_time(lambda: trec_run(evaluator, query_ids, rankings, scores), 15), 15),
     ]
+    # The same runs held as Arrow columns (as a Parquet or datasets run would be): each side ingests them.
+    arrow_rankings, arrow_scores = pa.array(rankings), pa.array(scores)
+    rows += [
+        ("end to end, run as Arrow",
+         median_time(lambda: MIPR.evaluate_run(ours_prepare(qrels, corpus), arrow_rankings)),
+         median_time(lambda: trec_run(trec_prepare(qrels), query_ids, arrow_rankings.to_pylist(),
+                                      arrow_scores.to_pylist())), 10),
+        ("each extra run, run as Arrow",
+         median_time(lambda: MIPR.evaluate_run(prepared, arrow_rankings), 15),
+         median_time(lambda: trec_run(evaluator, query_ids, arrow_rankings.to_pylist(), arrow_scores.to_pylist()),
+                     15), 15),
+    ]
     metric = evaluate.load(str(ROOT / "metrics" / "mipr"))
     judged = [r["item_ids"] for r in references]
     grades = [r["grades"] for r in references]
