@@ -4,7 +4,7 @@ import argparse
 import importlib
 import sys
 
-COMMANDS = ["info"]
+COMMANDS = ["info", "export", "push", "retrieve", "evaluate", "oracle", "compare"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,6 +1,9 @@
 import json
 from pathlib import Path
 
+import datasets
+
+from mmrhub.benchmarks import builder_module
 from mmrhub.dataset_infos import dataset_infos
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -13,6 +16,16 @@ def test_dataset_infos_json_is_up_to_date():
 
 def test_dataset_infos_records_the_sample_sizes():
     infos = json.loads((ROOT / "dataset_infos.json").read_text(encoding="utf-8"))
-    assert infos["queries"]["splits"] == {"test": {"name": "test", "num_examples": 27}}
-    assert infos["qrels"]["builder_name"] == "mipr" and infos["qrels"]["download_size"] > 0
-    assert infos["corpus"]["features"]["image"] == {"_type": "Image"}
+    assert infos["mipr/queries"]["splits"] == {"test": {"name": "test", "num_examples": 27}}
+    assert infos["m2kr/challenge_passage"]["splits"] == {"train": {"name": "train", "num_examples": 300}}
+    assert infos["mipr/qrels"]["builder_name"] == "mipr" and infos["mipr/qrels"]["download_size"] > 0
+    assert infos["mipr/corpus"]["features"]["image"] == {"_type": "Image"}
+
+
+def test_features_are_written_so_every_datasets_version_reads_them():
+    infos = json.loads((ROOT / "dataset_infos.json").read_text(encoding="utf-8"))
+    items = infos["mipr/qrels"]["features"]["items"]
+    assert items == [{"item_id": {"dtype": "string", "_type": "Value"}, "final_grade": {"dtype": "string", "_type": "Value"}}]
+    for key, info in infos.items():
+        benchmark, config = key.split("/")
+        assert datasets.Features.from_dict(info["features"]) == builder_module(benchmark).FEATURES[config]

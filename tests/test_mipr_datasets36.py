@@ -69,3 +69,17 @@ def test_script_errors_reach_the_user_first(tmp_path):
     out = run36(BAD_INPUT, mipr.__file__, str(data_dir), tmp_path=tmp_path)
     assert out.startswith("MiprDataError ")
     assert 'idx "8" items[5]: unknown final_grade "L3"; expected one of L1, L2, N1, N2, N3.' in out
+
+
+COUNT_QUERIES = """
+import sys
+from datasets import load_dataset
+print(load_dataset(sys.argv[1], "queries", data_dir=sys.argv[2], split="test", trust_remote_code=True).num_rows)
+"""
+
+
+def test_script_beside_dataset_infos_loads_data_of_another_size(tmp_path):
+    # dataset_infos.json sits beside mipr.py; datasets 3.6 must not hold other data to the sample's sizes.
+    data_dir = copy_sample(tmp_path / "mipr")
+    edit_jsonl(data_dir / "mipr_query.jsonl", lambda rows: rows.append({"idx": "28", "query": "新", "image_url": "1.jpg"}))
+    assert run36(COUNT_QUERIES, mipr.__file__, str(data_dir), tmp_path=tmp_path).split() == ["28"]

@@ -1,0 +1,92 @@
+"""Queries and corpus of a benchmark, loaded through its builder, read lazily by DataLoader workers."""
+
+import hashlib
+from dataclasses import dataclass
+
+import torch
+
+from mmrhub.benchmarks import builder_module
+
+
+@dataclass(frozen=True)
+class Table:
+    """Which builder config holds a side (queries or corpus) and which of its columns to use."""
+
+    config: str
+    id_column: str
+    text_column: str
+    image_name_column: str
+
+
+@dataclass(frozen=True)
+class Spec:
+    split: str
+    queries: Table
+    corpus: Table
+
+
+SPECS = {
+    "mipr": Spec(
+        split="test",
+        queries=Table("queries", "idx", "query", "image_url"),
+        corpus=Table("corpus", "item_id", "title", "pict_url"),
+    ),
+    "m2kr": Spec(
+        split="train",
+        queries=Table("challenge_data", "question_id", "question", "img_path"),
+        corpus=Table("challenge_passage", "passage_id", "passage_content", "page_screenshot"),
+    ),
+}
+
+
+def load_side(benchmark: str, side: str, data_dir=None, split=None):
+    """The queries or corpus ``Dataset`` of a benchmark (bundled sample without ``data_dir``) and its Table."""
+    spec = SPECS[benchmark]
+    table = getattr(spec, side)
+    dataset = builder_module(benchmark).load(table.config, data_dir=data_dir, split=split or spec.split)
+    return dataset, table
+
+
+def fingerprint(dataset, table: Table) -> str:
+    """Content hash of ids, texts and image names: what the embeddings depend on, independent of the data's path."""
+    digest = hashlib.sha256()
+    columns = dataset.select_columns([table.id_column, table.text_column, table.image_name_column])
+    for batch in columns.with_format("arrow").iter(batch_size=10_000):
+        for name in (table.id_column, table.text_column, table.image_name_column):
+            digest.update(name.encode())
+            for value in batch[name].to_pylist():
+                digest.update(b"\x00" if value is None else b"\x01" + value.encode() + b"\x00")
+    return digest.hexdigest()
+
+
+class Items(torch.utils.data.Dataset):
+    """(id, text or None, PIL image) rows; images are decoded in whichever process fetches them (the workers)."""
+
+    def __init__(self, dataset, table: Table):
+        self.dataset = dataset.select_columns([table.id_column, table.text_column, "image"])
+        self.table = table
+
+    def __len__(self):
+        return len(self.dataset)
+
+    def __getitems__(self, indices):
+        batch = self.dataset[list(indices)]
+        texts = [text if text else None for text in batch[self.table.text_column]]
+        return list(zip(batch[self.table.id_column], texts, batch["image"]))
+
+    def __getitem__(self, index):
+        return self.__getitems__([index])[0]
+
+
+def loader(items: Items, collate, batch_size: int, num_workers: int, pin_memory: bool):
+    """Batches in dataset order; ``collate`` (image conversion, model preprocessing) runs in the workers."""
+    return torch.utils.data.DataLoader(
+        items,
+        batch_size=batch_size,
+        shuffle=False,
+        num_workers=num_workers,
+        collate_fn=collate,
+        pin_memory=pin_memory,
+        persistent_workers=False,
+        prefetch_factor=4 if num_workers else None,
+    )

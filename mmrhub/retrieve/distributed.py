@@ -1,0 +1,82 @@
+"""One process or many (``torchrun`` / ``accelerate launch``): rank, device, sharding and gathering.
+
+Both launchers set RANK, WORLD_SIZE and LOCAL_RANK; rank r embeds the r-th contiguous shard
+(``datasets.distributed.split_dataset_by_node``), so the gathered shards are the corpus in its own order.
+"""
+
+import os
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+
+
+@dataclass
+class Context:
+    rank: int = 0
+    world_size: int = 1
+    device: torch.device = torch.device("cpu")
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    @property
+    def distributed(self) -> bool:
+        return self.world_size > 1
+
+
+def setup(device=None) -> Context:
+    """Join the process group when launched with WORLD_SIZE > 1 (NCCL on CUDA, gloo on CPU)."""
+    world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    if device is None:
+        device = f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
+    device = torch.device(device)
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    if world_size > 1 and not dist.is_initialized():
+        dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo", device_id=device if device.type == "cuda" else None)
+    return Context(rank=rank, world_size=world_size, device=device)
+
+
+def teardown(context: Context):
+    if context.distributed and dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def shard(dataset, context: Context):
+    if not context.distributed:
+        return dataset
+    from datasets.distributed import split_dataset_by_node
+
+    return split_dataset_by_node(dataset, rank=context.rank, world_size=context.world_size)
+
+
+def gather_rows(tensor: torch.Tensor, context: Context) -> torch.Tensor:
+    """Concatenate every rank's rows in rank order (shards may differ in length by one)."""
+    if not context.distributed:
+        return tensor
+    sizes = [torch.zeros(1, dtype=torch.int64, device=tensor.device) for _ in range(context.world_size)]
+    dist.all_gather(sizes, torch.tensor([len(tensor)], device=tensor.device))
+    sizes = [int(size.item()) for size in sizes]
+    padded = tensor.new_zeros((max(sizes), *tensor.shape[1:]))
+    padded[: len(tensor)] = tensor
+    pieces = [torch.empty_like(padded) for _ in range(context.world_size)]
+    dist.all_gather(pieces, padded.contiguous())
+    return torch.cat([piece[:size] for piece, size in zip(pieces, sizes)])
+
+
+def broadcast(value, context: Context):
+    """Rank 0's Python value on every rank."""
+    if not context.distributed:
+        return value
+    box = [value]
+    dist.broadcast_object_list(box, src=0)
+    return box[0]
+
+
+def barrier(context: Context):
+    if context.distributed:
+        dist.barrier()

@@ -1,0 +1,215 @@
+"""Encoders: image + text items -> one L2-normalised float32 vector each.
+
+Two backends share one fusion rule for models that embed images and texts separately:
+``v = normalize((1 - w) * normalize(image) + w * normalize(text))`` with ``w = text_weight``; an item without
+text (an image-only M2KR query, an empty MIPR question) gets ``normalize(image)``. Models that take image and
+text as one input (Qwen3-VL-Embedding through sentence-transformers) embed them together instead.
+"""
+
+import inspect
+import os
+
+import torch
+import torch.nn.functional as F
+
+from mmrhub.retrieve.identity import model_identity
+
+QUERIES = "queries"
+CORPUS = "corpus"
+
+
+def rgb(row_id, image):
+    if image is None:
+        raise ValueError(f"item {row_id!r} has no image; every query and corpus item needs one.")
+    return image if image.mode == "RGB" else image.convert("RGB")
+
+
+def fuse(image, text, has_text, weight: float):
+    """The fusion rule above: ``image`` (n, d) and ``text`` (rows with text only, in order) -> (n, d)."""
+    image = F.normalize(image.float(), dim=-1)
+    if text is None or not len(text):
+        return image
+    text = F.normalize(text.float(), dim=-1)
+    fused = image.clone()
+    fused[has_text] = F.normalize((1 - weight) * image[has_text] + weight * text, dim=-1)
+    return fused
+
+
+def pooled(output):
+    """transformers 5 returns a ModelOutput from get_*_features (projection in pooler_output), 4.x a tensor."""
+    return output.pooler_output if hasattr(output, "pooler_output") else output
+
+
+class DualCollate:
+    """Runs in DataLoader workers: decodes images and applies the processor, so the device only computes."""
+
+    def __init__(self, tokenizer, image_processor, max_length: int, padding, prompt=None):
+        self.tokenizer = tokenizer
+        self.image_processor = image_processor
+        self.max_length = max_length
+        self.padding = padding
+        self.prompt = prompt or ""
+
+    def __call__(self, rows):
+        ids = [row_id for row_id, _, _ in rows]
+        images = [rgb(row_id, image) for row_id, _, image in rows]
+        texts = [self.prompt + text for _, text, _ in rows if text is not None]
+        batch = {
+            "ids": ids,
+            "pixel_values": self.image_processor(images=images, return_tensors="pt")["pixel_values"],
+            "has_text": torch.tensor([text is not None for _, text, _ in rows], dtype=torch.bool),
+            "text": None,
+        }
+        if texts:
+            batch["text"] = dict(
+                self.tokenizer(
+                    texts, padding=self.padding, truncation=True, max_length=self.max_length, return_tensors="pt"
+                )
+            )
+        return batch
+
+
+class DualEncoder:
+    """``transformers`` backend: CLIP-style dual encoders (CLIP, Chinese-CLIP, SigLIP) with get_*_features."""
+
+    backend = "transformers"
+
+    def __init__(self, model_id, revision=None, device="cpu", dtype=torch.float32, max_length=None,
+                 text_weight=0.5, query_prompt=None):
+        from transformers import AutoModel
+        from transformers import AutoProcessor
+
+        self.model = AutoModel.from_pretrained(model_id, revision=revision, dtype=dtype).to(device).eval()
+        if not (hasattr(self.model, "get_image_features") and hasattr(self.model, "get_text_features")):
+            raise ValueError(
+                f"--backend transformers needs a dual encoder with get_image_features and get_text_features "
+                f"(CLIP, Chinese-CLIP, SigLIP); {model_id} is a {type(self.model).__name__}. "
+                "Use --backend sentence-transformers for other models."
+            )
+        processor = AutoProcessor.from_pretrained(model_id, revision=revision)
+        self.tokenizer = processor.tokenizer
+        self.image_processor = processor.image_processor
+        self.device = torch.device(device)
+        self.dtype = dtype
+        model_type = self.model.config.model_type
+        self.max_length = max_length or _model_max_length(self.tokenizer, self.model.config)
+        # SigLIP was trained on texts padded to max_length; its pooled vector changes with the padding.
+        self.padding = "max_length" if model_type == "siglip" else True
+        self.text_weight = text_weight
+        self.query_prompt = query_prompt
+        self._text_args = set(inspect.signature(self.model.get_text_features).parameters)
+        self.identity = {
+            "backend": self.backend,
+            "model": model_identity(model_id, revision),
+            "dtype": str(dtype),
+            "max_length": self.max_length,
+            "padding": self.padding,
+            "text_weight": text_weight,
+        }
+
+    def collate(self, role: str):
+        prompt = self.query_prompt if role == QUERIES else None
+        return DualCollate(self.tokenizer, self.image_processor, self.max_length, self.padding, prompt)
+
+    @torch.inference_mode()
+    def encode(self, batch, role: str) -> torch.Tensor:
+        pixels = batch["pixel_values"].to(self.device, self.dtype, non_blocking=True)
+        image = pooled(self.model.get_image_features(pixel_values=pixels))
+        text = None
+        if batch["text"] is not None:
+            inputs = {k: v.to(self.device, non_blocking=True) for k, v in batch["text"].items() if k in self._text_args}
+            text = pooled(self.model.get_text_features(**inputs))
+        return fuse(image, text, batch["has_text"].to(self.device), self.text_weight)
+
+
+def _model_max_length(tokenizer, config) -> int:
+    limits = [getattr(tokenizer, "model_max_length", None)]
+    limits.append(getattr(getattr(config, "text_config", config), "max_position_embeddings", None))
+    limits = [limit for limit in limits if isinstance(limit, int) and 0 < limit < 1_000_000]
+    return min(limits) if limits else 512
+
+
+class PlainCollate:
+    """Runs in DataLoader workers: decodes and converts images; the model's own preprocessing follows."""
+
+    def __call__(self, rows):
+        return {
+            "ids": [row_id for row_id, _, _ in rows],
+            "texts": [text for _, text, _ in rows],
+            "images": [rgb(row_id, image) for row_id, _, image in rows],
+        }
+
+
+class SentenceTransformersEncoder:
+    """``sentence-transformers`` backend: fused image + text input where the model takes it (Qwen3-VL-Embedding),
+    else separate image and text vectors fused by the rule above. Queries go through ``encode_query`` (the
+    model's query prompt), corpus items through ``encode_document``."""
+
+    backend = "sentence-transformers"
+
+    def __init__(self, model_id, revision=None, device="cpu", dtype=torch.float32, max_length=None,
+                 text_weight=0.5, query_prompt=None):
+        from sentence_transformers import SentenceTransformer
+
+        self.model = SentenceTransformer(model_id, revision=revision, device=str(device), model_kwargs={"dtype": dtype})
+        if max_length:
+            self.model.max_seq_length = max_length
+        self.fused = self.model.supports(("image", "text"))
+        if not self.fused and not (self.model.supports("image") and self.model.supports("text")):
+            raise ValueError(
+                f"{model_id} embeds {', '.join(map(str, self.model.modalities))} only; retrieval here needs images "
+                "and texts."
+            )
+        self.text_weight = text_weight
+        self.query_prompt = query_prompt
+        self.identity = {
+            "backend": self.backend,
+            "model": model_identity(model_id, revision),
+            "dtype": str(dtype),
+            "max_length": self.model.max_seq_length,
+            "fused": self.fused,
+            "text_weight": None if self.fused else text_weight,
+            "query_prompt": query_prompt,
+        }
+
+    def collate(self, role: str):
+        return PlainCollate()
+
+    def _encode(self, inputs, role: str) -> torch.Tensor:
+        encode = self.model.encode_query if role == QUERIES else self.model.encode_document
+        kwargs = {"prompt": self.query_prompt} if role == QUERIES and self.query_prompt is not None else {}
+        vectors = encode(
+            inputs, batch_size=len(inputs), convert_to_tensor=True, normalize_embeddings=True,
+            show_progress_bar=False, **kwargs,
+        )
+        return vectors.float()
+
+    @torch.inference_mode()
+    def encode(self, batch, role: str) -> torch.Tensor:
+        texts, images = batch["texts"], batch["images"]
+        has_text = torch.tensor([text is not None for text in texts], dtype=torch.bool)
+        with_text = [i for i, text in enumerate(texts) if text is not None]
+        if not self.fused:
+            text = self._encode([texts[i] for i in with_text], role) if with_text else None
+            return fuse(self._encode(images, role), text, has_text.to(self.model.device), self.text_weight)
+        # One call per input shape: a batch mixing dicts and bare images is not one modality.
+        image_only = [i for i, text in enumerate(texts) if text is None]
+        parts = {}
+        if with_text:
+            parts[tuple(with_text)] = self._encode([{"image": images[i], "text": texts[i]} for i in with_text], role)
+        if image_only:
+            parts[tuple(image_only)] = self._encode([images[i] for i in image_only], role)
+        first = next(iter(parts.values()))
+        out = first.new_empty((len(texts), first.shape[1]))
+        for rows, vectors in parts.items():
+            out[list(rows)] = vectors
+        return out
+
+
+ENCODERS = {"transformers": DualEncoder, "sentence-transformers": SentenceTransformersEncoder}
+
+
+def build_encoder(backend: str, model_id: str, **options):
+    if os.path.isdir(model_id):
+        model_id = os.path.abspath(model_id)
+    return ENCODERS[backend](model_id, **options)

@@ -1,0 +1,110 @@
+"""Tiny randomly initialised models, built offline and saved like real checkpoints (loaded via ``--model PATH``)."""
+
+import string
+from pathlib import Path
+
+SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def wordpiece_vocab(texts) -> dict:
+    """Every character of the texts, plus ``##`` pieces so Latin words split into letters."""
+    chars = sorted({c for text in texts for c in text.lower() if not c.isspace()} | set(string.printable.strip()))
+    pieces = ["##" + c for c in string.ascii_lowercase + string.digits]
+    return {token: index for index, token in enumerate(SPECIAL_TOKENS + chars + pieces)}
+
+
+def build_tiny_chinese_clip(folder, texts, seed: int = 0) -> Path:
+    """A 2-layer Chinese-CLIP (BERT text tower, ViT image tower), 32-d projections, with its processor."""
+    import torch
+    from transformers import BertTokenizerFast, ChineseCLIPConfig, ChineseCLIPModel, ChineseCLIPProcessor
+    from transformers.models.chinese_clip.image_processing_pil_chinese_clip import ChineseCLIPImageProcessorPil
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = BertTokenizerFast(vocab=wordpiece_vocab(texts), do_lower_case=True)
+    config = ChineseCLIPConfig(
+        text_config=dict(
+            vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+            intermediate_size=64, max_position_embeddings=128,
+        ),
+        vision_config=dict(
+            hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+            image_size=32, patch_size=8,
+        ),
+        projection_dim=32,
+    )
+    torch.manual_seed(seed)
+    ChineseCLIPModel(config).eval().save_pretrained(folder)
+    image_processor = ChineseCLIPImageProcessorPil(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    ChineseCLIPProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(folder)
+    return folder
+
+
+def build_tiny_sentence_transformer(folder, texts, seed: int = 1) -> Path:
+    """A sentence-transformers model (Transformer module over a tiny Chinese-CLIP, then Normalize), saved to disk."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.modules import Normalize, Transformer
+
+    folder = Path(folder)
+    backbone = build_tiny_chinese_clip(folder / "backbone", texts, seed=seed)
+    model = SentenceTransformer(modules=[Transformer(str(backbone)), Normalize()], device="cpu")
+    model.save(str(folder / "model"))
+    return folder / "model"
+
+
+QWEN_SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>",
+                "<|video_pad|>"]
+# A minimal chat template: one message per turn, images as <|vision_start|><|image_pad|><|vision_end|>.
+QWEN_TEMPLATE = (
+    "{%- for message in messages -%}<|im_start|>{{ message['role'] }}\n"
+    "{%- if message['content'] is string -%}{{ message['content'] }}{%- else -%}"
+    "{%- for item in message['content'] -%}{%- if item['type'] == 'image' -%}<|vision_start|><|image_pad|><|vision_end|>"
+    "{%- elif item['type'] == 'text' -%}{{ item['text'] }}{%- endif -%}{%- endfor -%}{%- endif -%}<|im_end|>\n"
+    "{%- endfor -%}{%- if add_generation_prompt -%}<|im_start|>assistant\n{%- endif -%}"
+)
+
+
+def build_tiny_qwen3_vl_embedding(folder, seed: int = 2) -> Path:
+    """A 2-layer Qwen3-VL (byte-level tokenizer, 32-d), last-token pooled like Qwen3-VL-Embedding, as a
+    sentence-transformers model that takes image + text as one input. Needs torchvision (the video processor)."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.modules import Normalize, Transformer
+    from sentence_transformers.sentence_transformer.modules import Pooling
+    from transformers import Qwen2TokenizerFast, Qwen3VLConfig, Qwen3VLModel, Qwen3VLProcessor
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
+    from transformers.models.qwen3_vl.video_processing_qwen3_vl import Qwen3VLVideoProcessor
+
+    folder = Path(folder)
+    vocab = {char: index for index, char in enumerate(bytes_to_unicode().values())}
+    vocab.update({token: len(vocab) + i for i, token in enumerate(QWEN_SPECIAL)})
+    tokenizer = Qwen2TokenizerFast(vocab=vocab, merges=[], additional_special_tokens=QWEN_SPECIAL[1:])
+    image_processor = Qwen2VLImageProcessorPil(
+        size={"shortest_edge": 32 * 32, "longest_edge": 64 * 64}, patch_size=16, merge_size=2, temporal_patch_size=2
+    )
+    processor = Qwen3VLProcessor(
+        image_processor=image_processor, tokenizer=tokenizer, video_processor=Qwen3VLVideoProcessor(),
+        chat_template=QWEN_TEMPLATE,
+    )
+    config = Qwen3VLConfig(
+        text_config=dict(
+            vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+            num_key_value_heads=1, head_dim=16, max_position_embeddings=512,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 2, 2],
+                             "mrope_interleaved": True},
+        ),
+        vision_config=dict(
+            depth=2, hidden_size=32, intermediate_size=64, num_heads=2, patch_size=16, spatial_merge_size=2,
+            temporal_patch_size=2, out_hidden_size=32, num_position_embeddings=16, deepstack_visual_indexes=[1],
+        ),
+        image_token_id=vocab["<|image_pad|>"], video_token_id=vocab["<|video_pad|>"],
+        vision_start_token_id=vocab["<|vision_start|>"], vision_end_token_id=vocab["<|vision_end|>"],
+    )
+    torch.manual_seed(seed)
+    Qwen3VLModel(config).eval().save_pretrained(folder / "backbone")
+    processor.save_pretrained(folder / "backbone")
+    transformer = Transformer(str(folder / "backbone"))
+    pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode="lasttoken")
+    SentenceTransformer(modules=[transformer, pooling, Normalize()], device="cpu").save(str(folder / "model"))
+    return folder / "model"
