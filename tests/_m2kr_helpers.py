@@ -19,7 +19,7 @@ PASSAGE_PARTS = m2kr.ARCHIVES["challenge_passage"]
 def copy_sample(tmp_path: Path) -> Path:
     """A writable copy of the sample's tables and archives."""
     target = tmp_path / "m2kr"
-    shutil.copytree(SAMPLE, target, ignore=shutil.ignore_patterns("baseline", "_make_sample.py", "__pycache__"))
+    shutil.copytree(SAMPLE, target, ignore=shutil.ignore_patterns("baseline", "__pycache__"))
     return target
 
 

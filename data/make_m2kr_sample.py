@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from PIL import Image, ImageDraw
 
-OUT = Path(__file__).resolve().parent
+OUT = Path(__file__).resolve().parent / "m2kr"
 PARTS = 3
 TABLE_FILE = "train-00000-of-00001.parquet"
 ZIP_TIME = (2025, 1, 20, 12, 0, 0)
