@@ -1,6 +1,7 @@
 """Command-line options of ``mmrhub retrieve`` / ``scripts/embed_retrieve.py``. Imports nothing heavy."""
 
 import argparse
+import os
 
 from mmrhub.benchmarks import BENCHMARKS
 
@@ -32,7 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     model.add_argument("--query-prompt", help="prompt prepended to queries (default: the model's own query prompt)")
     model.add_argument("--batch-size", type=int, default=32)
-    model.add_argument("--num-workers", type=int, default=4, help="DataLoader workers decoding images")
+    model.add_argument(
+        "--num-workers", type=int, default=min(4, os.cpu_count() or 1),
+        help="DataLoader workers decoding images (default: 4, or fewer on a smaller machine)",
+    )
     model.add_argument("--device", help="default: cuda:<local rank> when CUDA is available, else cpu")
 
     search = parser.add_argument_group("search")
