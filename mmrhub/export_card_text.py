@@ -41,18 +41,13 @@ from datasets import load_dataset
 qrels = load_dataset("{repo_id}", "qrels", split="test")
 corpus = load_dataset("{repo_id}", "corpus", split="test").select_columns(["item_id", "treecate_full_path"])
 category = dict(zip(corpus["item_id"], corpus["treecate_full_path"]))
-references = [
-    {{
-        "item_ids": [item["item_id"] for item in row["items"]],
-        "grades": [item["final_grade"] for item in row["items"]],
-        "categories": [category[item["item_id"]] for item in row["items"]],
-    }}
-    for row in qrels
-]
+references = [[item["item_id"] for item in row["items"]] for row in qrels]
+grades = [[item["final_grade"] for item in row["items"]] for row in qrels]
+categories = [[category[item["item_id"]] for item in row["items"]] for row in qrels]
 run = {{...}}  # your ranking: query idx -> product item_ids, best first
 predictions = [run[idx] for idx in qrels["idx"]]
 metric = evaluate.load("{metric_space}")
-print(metric.compute(predictions=predictions, references=references, query_ids=qrels["idx"], k=[10]))
+print(metric.compute(predictions=predictions, references=references, grades=grades, categories=categories, k=[10]))
 ```""",
 }
 
@@ -79,7 +74,7 @@ M2KR = {
     ),
     "limitations": (
         "About 47% of the queries carry a question; the others are image-only. 601 queries have more than one "
-        "positive passage, and recall counts a query only when all its positives are retrieved."
+        "positive passage; such a query scores a recall of 1 at k only when all its positives are in its top k."
     ),
     "metrics": (
         "The mean of Recall@1, Recall@3 and Recall@5, with recall computed against the full positive set: a query "
