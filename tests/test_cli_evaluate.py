@@ -166,6 +166,18 @@ def test_m2kr_json_and_kaggle_csv_agree(capsys, tmp_path):
     assert "| Task |" in csv_out
 
 
+def test_m2kr_sample_run_tells_the_recall_variants_apart(capsys):
+    # Multi-positive queries that find part of their set: hit rate > recall > strict recall.
+    code, out, err = run_cli(capsys, "evaluate", "m2kr", str(M2KR_RUN), "--variants", "recall", "hit", "strict")
+    assert code == 0, err
+    values = {name: float(value) for name, value in table_values(out).items() if name != "System"}
+    answers = {row["question_id"]: row["pos_item_ids"] for row in _m2kr_answers()}
+    entries = json.loads(M2KR_RUN.read_text())
+    plain = [plain_m2kr(answers[e["qid"]], [d["did"] for d in e["ranked"]], 5) for e in entries]
+    assert values["Recall@5"] == float(f"{100 * np.mean([p['recall'] for p in plain]):.2f}")
+    assert values["Hit@5"] > values["Recall@5"] > values["StrictRecall@5"] > 0
+
+
 def _m2kr_answers():
     import pyarrow.parquet as pq
 
