@@ -6,6 +6,7 @@ from pathlib import Path
 
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.benchmarks import builder_module
+from mmrhub.export_parquet import portable_features
 
 
 def dataset_infos() -> dict:
@@ -27,24 +28,12 @@ def dataset_infos() -> dict:
                 "description": info.description,
                 "citation": info.citation,
                 "license": info.license,
-                "features": portable_features(info.features.to_dict()),
+                "features": portable_features(info.features),
                 "splits": {str(dataset.split): {"name": str(dataset.split), "num_examples": dataset.num_rows}},
                 # Source bytes: Arrow sizes would depend on where the checkout lives (image paths are absolute).
                 "download_size": _source_bytes(module, config),
             }
     return infos
-
-
-def portable_features(features):
-    """Write unsized lists in the legacy ``[feature]`` form, which datasets 3.x and 4.x+ both read
-    (3.x does not know the ``List`` type that 4.x+ writes)."""
-    if isinstance(features, dict):
-        if features.get("_type") == "List" and "length" not in features:
-            return [portable_features(features["feature"])]
-        return {key: portable_features(value) for key, value in features.items()}
-    if isinstance(features, list):
-        return [portable_features(value) for value in features]
-    return features
 
 
 def _source_bytes(module, config: str) -> int:
