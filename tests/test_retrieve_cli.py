@@ -163,7 +163,7 @@ def test_unknown_candidate_is_reported(tmp_path, clip_model):
     baseline[2]["ranked"][3]["did"] = "no-such-item"
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(baseline))
-    with pytest.raises(ValueError, match=rf"qid '{baseline[2]['qid']}' lists 'no-such-item', which is not in the corpus"):
+    with pytest.raises(ValueError, match=rf"query '{baseline[2]['qid']}' position 4 \(entry 3\): 'no-such-item' is not in the corpus"):
         retrieve(tmp_path, "mipr", "--backend", "transformers", "--model", clip_model, "--candidates", path)
 
 

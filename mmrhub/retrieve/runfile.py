@@ -6,6 +6,10 @@ from pathlib import Path
 
 import torch
 
+from mmrhub.runs import aligned
+from mmrhub.runs import read_run
+from mmrhub.runs import validate
+
 
 def to_run(query_ids, corpus_ids, scores: torch.Tensor, indices: torch.Tensor) -> list:
     """One entry per query, in query order; index -1 (pool padding) is left out."""
@@ -27,34 +31,14 @@ def write_run(run: list, path) -> Path:
 
 def read_pools(path, query_ids, corpus_ids) -> torch.Tensor:
     """Each query's candidate pool from a baseline run file, as a (queries, width) tensor of corpus indices
-    (-1 pads shorter pools). Every query must have a pool and every candidate must be in the corpus."""
-    try:
-        run = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise ValueError(f"--candidates {path}: cannot read a JSON run file ({err}).") from None
-    if not isinstance(run, list):
-        raise ValueError(f"--candidates {path}: expected a JSON array of {{qid, ranked}} objects.")
+    (-1 pads shorter pools). The file is read and validated as ``mmrhub evaluate`` does: every query once,
+    every candidate in the corpus and listed once; a RunError names each problem."""
+    query_ids, corpus_ids = list(query_ids), list(corpus_ids)
+    run = read_run(path)
+    validate(run, query_ids, corpus_ids)
     position = {did: i for i, did in enumerate(corpus_ids)}
-    pools = {}
-    for number, entry in enumerate(run, start=1):
-        if not isinstance(entry, dict) or not isinstance(entry.get("ranked"), list) or "qid" not in entry:
-            raise ValueError(f"--candidates {path}: entry {number} is not a {{qid, ranked}} object.")
-        qid = str(entry["qid"])
-        if qid in pools:
-            raise ValueError(f"--candidates {path}: qid {qid!r} appears twice (entries {pools[qid][0]} and {number}).")
-        dids = [item.get("did") if isinstance(item, dict) else None for item in entry["ranked"]]
-        unknown = [did for did in dids if did not in position]
-        if unknown:
-            raise ValueError(f"--candidates {path}: qid {qid!r} lists {unknown[0]!r}, which is not in the corpus.")
-        if len(set(dids)) != len(dids):
-            raise ValueError(f"--candidates {path}: qid {qid!r} lists a candidate twice.")
-        pools[qid] = (number, [position[did] for did in dids])
-    missing = [qid for qid in query_ids if qid not in pools]
-    if missing:
-        raise ValueError(f"--candidates {path}: no candidate pool for {len(missing)} queries, e.g. qid {missing[0]!r}.")
-    width = max([len(pools[qid][1]) for qid in query_ids], default=0)
-    tensor = torch.full((len(query_ids), width), -1, dtype=torch.int64)
-    for row, qid in enumerate(query_ids):
-        indices = pools[qid][1]
+    pools = [[position[did] for did in ranking] for ranking in aligned(run, query_ids)]
+    tensor = torch.full((len(pools), max(map(len, pools), default=0)), -1, dtype=torch.int64)
+    for row, indices in enumerate(pools):
         tensor[row, : len(indices)] = torch.tensor(indices, dtype=torch.int64)
     return tensor
