@@ -58,7 +58,9 @@ _DESCRIPTION = (
     "M2KR-WWW2025-Challenge (Task 2 of Track 1, EReL@MIR, WWW 2025): retrieve, for each of 6,415 image or "
     "image+question queries, its passages from a pool of 47,318 Wikipedia-like passages with web screenshots."
 )
-_LICENSE = "mit"  # assumed from the parent M2KR benchmark; the challenge card states no license
+# The challenge card states no licence; the parent M2KR benchmark
+# (BByrneLab/multi_task_multi_modal_knowledge_retrieval_benchmark_M2KR) is MIT.
+_LICENSE = "mit"
 
 CONFIG_NAMES = ("challenge_data", "challenge_passage", "challenge_answers")
 SPLIT = "train"
