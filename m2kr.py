@@ -133,15 +133,12 @@ class M2krDataError(ValueError):
 # Split zip archives, read in place
 
 
-class PartsFile(io.RawIOBase):
-    """Read-only seekable view of byte-level parts (``split -b``) as one file."""
+class _Window(io.RawIOBase):
+    """A read-only, seekable file of ``self._size`` bytes; subclasses say how to read at ``self._pos``."""
 
-    def __init__(self, files, sizes, names):
+    def __init__(self, size: int):
         super().__init__()
-        self._files, self.sizes, self._names = files, sizes, names
-        self._starts = [sum(sizes[:index]) for index in range(len(sizes))]
-        self._size = sum(sizes)
-        self._pos = 0
+        self._size, self._pos = size, 0
 
     def readable(self):
         return True
@@ -158,6 +155,15 @@ class PartsFile(io.RawIOBase):
             raise ValueError(f"negative seek position {base + offset}")
         self._pos = base + offset
         return self._pos
+
+
+class PartsFile(_Window):
+    """Read-only seekable view of byte-level parts (``split -b``) as one file."""
+
+    def __init__(self, files, sizes, names):
+        super().__init__(sum(sizes))
+        self._files, self.sizes, self._names = files, sizes, names
+        self._starts = [sum(sizes[:index]) for index in range(len(sizes))]
 
     def readinto(self, buffer):
         view = memoryview(buffer).cast("B")
@@ -195,27 +201,13 @@ class PartsFile(io.RawIOBase):
         super().close()
 
 
-class StoredMember(io.RawIOBase):
+class StoredMember(_Window):
     """An uncompressed member as a window on the parts: read in one piece, without zipfile's copies and CRC pass
     (as with extracted files; PNG chunks carry their own CRCs, which Pillow checks)."""
 
     def __init__(self, virtual: PartsFile, start: int, size: int):
-        super().__init__()
-        self._virtual, self._start, self._size, self._pos = virtual, start, size, 0
-
-    def readable(self):
-        return True
-
-    def seekable(self):
-        return True
-
-    def tell(self):
-        return self._pos
-
-    def seek(self, offset, whence=io.SEEK_SET):
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
-        self._pos = max(0, base + offset)
-        return self._pos
+        super().__init__(size)
+        self._virtual, self._start = virtual, start
 
     def read(self, size=-1):
         left = max(0, self._size - self._pos)
