@@ -400,8 +400,11 @@ class M2kr(datasets.ArrowBasedBuilder):
         options = dl_manager.download_config.storage_options or {}
         urls = {config: list_tables(tables_base, config, options) for config in names}
         paths = dl_manager.download(urls)
+        # Answers are joined to the other tables by id alone: their text and image columns are not read.
+        columns = {config: [ID_FIELDS[config]] for config in names if config != name}
         tables = {
-            config: read_table(paths[config], urls[config], config, dl_manager.download_config) for config in names
+            config: read_table(paths[config], urls[config], config, dl_manager.download_config, columns.get(config))
+            for config in names
         }
         table = tables[name]
         if name == "challenge_answers":
@@ -451,23 +454,30 @@ def list_tables(base: str, config: str, storage_options=None) -> list:
     return [fs.unstrip_protocol(path) if "://" in base else path for path in found]
 
 
-def read_table(paths, urls, config: str, download_config=None) -> pa.Table:
-    """Read and validate the Parquet files of one config; ``urls`` name the files in messages."""
-    schema = SOURCE_SCHEMAS[config]
+def read_table(paths, urls, config: str, download_config=None, columns=None) -> pa.Table:
+    """Read and validate the Parquet files of one config; ``urls`` name the files in messages.
+
+    ``columns`` reads only those columns, e.g. the ids of a table that answers are joined to; every column of
+    the format must still be present (a check of the file's metadata, which reads no data).
+    """
+    schema = full = SOURCE_SCHEMAS[config]
+    if columns:
+        schema = pa.schema([full.field(column) for column in columns])
     pieces = []
     for path, url in zip(paths, urls):
         display = f"{config}/{url.rsplit('/', 1)[-1]}"
         with xopen(path, "rb", download_config=download_config) as f:
-            table = pq.read_table(f)
-        missing = [field for field in schema.names if field not in table.schema.names]
-        if missing:
-            raise M2krDataError(
-                f"{display}: missing column(s) {', '.join(missing)}; expected columns {', '.join(schema.names)}."
-            )
-        extra = [field for field in table.schema.names if field not in schema.names]
-        if extra:
-            logger.warning("%s: columns not in the M2KR format are left out: %s", display, ", ".join(extra))
-        table = table.select(schema.names)
+            parquet = pq.ParquetFile(f)
+            present = parquet.schema_arrow.names
+            missing = [field for field in full.names if field not in present]
+            if missing:
+                raise M2krDataError(
+                    f"{display}: missing column(s) {', '.join(missing)}; expected columns {', '.join(full.names)}."
+                )
+            extra = [field for field in present if field not in full.names]
+            if extra:
+                logger.warning("%s: columns not in the M2KR format are left out: %s", display, ", ".join(extra))
+            table = parquet.read(columns=schema.names)
         for field in schema:
             if not table.schema.field(field.name).type.equals(field.type):
                 try:
@@ -482,8 +492,9 @@ def read_table(paths, urls, config: str, download_config=None) -> pa.Table:
                 raise M2krDataError(f"{display} row {row}: {field.name} is null.")
         pieces.append(table)
     table = pa.concat_tables(pieces)
-    _check_unique(table[ID_FIELDS[config]], f"{config} ({', '.join(u.rsplit('/', 1)[-1] for u in urls)})")
-    if config == "challenge_data":
+    if ID_FIELDS[config] in schema.names:
+        _check_unique(table[ID_FIELDS[config]], f"{config} ({', '.join(u.rsplit('/', 1)[-1] for u in urls)})")
+    if "question" in schema.names:
         question = pc.fill_null(table["question"], "")
         table = table.set_column(table.schema.get_field_index("question"), "question", question)
         task = pc.if_else(pc.equal(question, ""), TASKS[0], TASKS[1])
