@@ -4,6 +4,7 @@ from collections import Counter
 import datasets
 import pytest
 from PIL import Image
+from PIL import UnidentifiedImageError
 
 import mipr
 from _mipr_helpers import copy_sample
@@ -93,7 +94,7 @@ def test_preparation_never_reads_image_content(tmp_path):
         path.write_bytes(b"not an image")
     corpus = mipr.load("corpus", data_dir=data_dir)
     assert corpus.num_rows == 254
-    with pytest.raises(Exception, match="cannot identify image file"):
+    with pytest.raises(UnidentifiedImageError, match="cannot identify image file"):
         corpus[0]["image"]
 
 
