@@ -2,6 +2,7 @@
 
 import sys
 
+from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.truth import load_truth
 from mmrhub.truth import read_valid_run
 from mmrhub.truth import score
@@ -16,7 +17,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("compare", help="compare two runs query by query (paired randomisation test)")
     parser.add_argument("run_a")
     parser.add_argument("run_b")
-    parser.add_argument("--benchmark", choices=["mipr", "m2kr"], default="mipr", help="default: mipr")
+    parser.add_argument("--benchmark", choices=BENCHMARKS, default="mipr", help="default: mipr")
     parser.add_argument("--permutations", type=int, default=10000, help="random sign flips (default 10000)")
     parser.add_argument("--seed", type=int, default=0)
     parser.set_defaults(func=run, capped_recall=False, variants=["recall"])

@@ -2,6 +2,7 @@
 
 import sys
 
+from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.truth import default_k
 from mmrhub.truth import load_truth
 from mmrhub.truth import read_valid_run
@@ -30,7 +31,7 @@ def add_common_options(parser, benchmark: str) -> None:
 def register(subparsers) -> None:
     parser = subparsers.add_parser("evaluate", help="score a run file (official JSON, TREC, or M2KR Kaggle CSV)")
     benchmarks = parser.add_subparsers(dest="benchmark", required=True)
-    for benchmark in ("mipr", "m2kr"):
+    for benchmark in BENCHMARKS:
         sub = benchmarks.add_parser(benchmark, help=f"score a {benchmark.upper()} run")
         sub.add_argument("run", help="the run file")
         add_common_options(sub, benchmark)
