@@ -105,6 +105,15 @@ def test_corpus_categories_give_the_same_scores():
     assert MIPR.evaluate_run(qrels, rankings, per_query=True) == MIPR.evaluate_run(direct, rankings, per_query=True)
 
 
+def test_corpus_categories_need_every_l1_item_in_the_corpus():
+    with pytest.raises(ValueError, match=r"query 'q' judges 'b' \(position 2\) L1, but it is not in the corpus"):
+        MIPR.Qrels.with_corpus_categories([["a", "b"]], [["N1", "L1"]], ["a"], ["x-y"], query_ids=["q"])
+    # only L1 items are looked up (the builder checks every judged item against the corpus)
+    qrels = MIPR.Qrels.with_corpus_categories([["a", "b"]], [["L1", "N2"]], ["a"], ["x-y"], query_ids=["q"])
+    result = MIPR.evaluate_run(qrels, [["a", "b"]], k=[2], per_query=True)["per_query"]
+    assert (result["R-L1@2"], result["SC-R-L1@2"]) == ([1.0], [1.0])
+
+
 @pytest.mark.parametrize(
     "judged, grades, categories, rankings, message",
     [
@@ -190,7 +199,7 @@ def test_a_hash_collision_on_the_judged_side_takes_the_next_seed(monkeypatch):
     monkeypatch.setattr(LOOKUP, "_multiplier", lambda seed, w: np.uint64(0) if seed == 0 else real(seed, w))
     query_ids, judged, grades, categories, rankings = random_mipr(12)
     qrels = MIPR.Qrels(judged, grades, categories, query_ids=query_ids)
-    assert qrels.pairs.index.seed == 1
+    assert qrels.pairs.seed == 1
     monkeypatch.setattr(LOOKUP, "_multiplier", real)
     assert MIPR.evaluate_run(qrels, rankings) == MIPR.evaluate_run(MIPR.Qrels(judged, grades, categories, query_ids), rankings)
 

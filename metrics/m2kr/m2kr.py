@@ -4,7 +4,7 @@ import datasets
 import evaluate
 
 # unused here: evaluate copies only this file's relative imports next to it, and m2kr_measures needs lookup
-from .lookup import StringIndex
+from .lookup import PairIndex
 from .m2kr_measures import DEFAULT_K
 from .m2kr_measures import Positives
 from .m2kr_measures import evaluate_run

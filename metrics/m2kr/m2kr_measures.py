@@ -8,12 +8,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .lookup import PairIndex
-from .lookup import StringIndex
 from .lookup import arrow_strings
 from .lookup import first_repeat
 from .lookup import flat_cells
 from .lookup import joined_strings
-from .lookup import pair_bits
 
 DEFAULT_K = (1, 3, 5)
 # Variant -> measure name prefix: recall is the challenge's measure, hit is FLMR's "Recall@K".
@@ -89,9 +87,7 @@ class Positives:
         empty = np.flatnonzero(lengths == 0)
         if len(empty):
             raise ValueError(f"references: {row_name(self.query_ids, empty[0])} has no positive passage")
-        encoded = pc.dictionary_encode(flat)
-        index = StringIndex(arrow_strings(encoded.dictionary), pair_bits(self.num_queries))
-        self.pairs = PairIndex(lengths, index.code[encoded.indices.to_numpy(zero_copy_only=False)], index)
+        self.pairs = PairIndex(lengths, arrow_strings(flat))
         if self.pairs.repeat is not None:
             row, pos = locate(lengths, self.pairs.repeat)
             raise ValueError(

@@ -15,10 +15,11 @@ _SEEDS = 4
 
 
 class FlatStrings:
-    """Strings as one UTF-8 byte buffer: string i is ``data[starts[i] : starts[i] + sizes[i]]``."""
+    """Strings as one UTF-8 byte buffer: string i is ``data[starts[i] : starts[i] + sizes[i]]``, each string
+    ``gap`` bytes after the one before it."""
 
-    def __init__(self, data, starts, sizes):
-        self.data, self.starts, self.sizes = data, starts, sizes
+    def __init__(self, data, starts, sizes, gap):
+        self.data, self.starts, self.sizes, self.gap = data, starts, sizes, gap
 
     def item(self, i):
         start = int(self.starts[i])
@@ -26,11 +27,11 @@ class FlatStrings:
 
 
 def arrow_strings(strings):
-    """A non-null pa.StringArray -> FlatStrings, without copying the bytes."""
-    offsets = np.frombuffer(strings.buffers()[1], np.int32, len(strings) + 1, 4 * strings.offset).astype(np.int64)
+    """A non-null pa.StringArray -> FlatStrings, without copying the bytes (int32 offsets, as Arrow's)."""
+    offsets = np.frombuffer(strings.buffers()[1], np.int32, len(strings) + 1, 4 * strings.offset)
     data = strings.buffers()[2]
     data = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
-    return FlatStrings(data, offsets[:-1], np.diff(offsets))
+    return FlatStrings(data, offsets[:-1], np.diff(offsets), gap=0)
 
 
 def joined_strings(rows, depth):
@@ -51,7 +52,7 @@ def joined_strings(rows, depth):
     if len(ends) != max(count - 1, 0):
         return None
     starts = np.concatenate([[0], ends + 1])[:count]
-    return counts, FlatStrings(data, starts, np.concatenate([ends, [len(data)]])[:count] - starts)
+    return counts, FlatStrings(data, starts, np.concatenate([ends, [len(data)]])[:count] - starts, gap=1)
 
 
 def string_words(strings):
@@ -61,9 +62,10 @@ def string_words(strings):
     """
     sizes, starts = strings.sizes, strings.starts
     width = max(-(-int(sizes.max(initial=0)) // 8), 1)
-    if len(sizes) > 1 and (sizes == sizes[0]).all() and (np.diff(starts) == starts[1] - starts[0]).all():
-        # same-size ids at a fixed stride (the usual case): a strided view is the byte matrix
-        size, stride = int(sizes[0]), int(starts[1] - starts[0])
+    if len(sizes) > 1 and (sizes == sizes[0]).all():
+        # same-size ids, so at a fixed stride (the usual case): a strided view is the byte matrix
+        size = int(sizes[0])
+        stride = size + strings.gap
         block = np.zeros((len(sizes), 8 * width), np.uint8)
         block[:, :size] = np.lib.stride_tricks.as_strided(strings.data[starts[0] :], (len(sizes), size), (stride, 1))
         return block.view(_WORD)
@@ -87,17 +89,20 @@ def _multiplier(seed, w):
 
 def string_hashes(words, sizes, seed):
     """Multiplicative 64-bit hash of each string's size and words (zero padding words add nothing)."""
-    hashes = sizes.astype(np.uint64) * _multiplier(seed, 0)
+    hashes = sizes.astype(np.uint64)
+    hashes *= _multiplier(seed, 0)
+    term = np.empty_like(hashes)  # in place throughout: fresh large arrays cost page faults
     for w in range(words.shape[1]):
-        hashes += words[:, w] * _multiplier(seed, w + 1)
+        hashes += np.multiply(words[:, w], _multiplier(seed, w + 1), out=term)
     return hashes
 
 
-def same_strings(words_a, sizes_a, words_b, sizes_b):
-    """Elementwise equality of aligned strings given as (words, sizes), of possibly different word widths."""
-    equal = sizes_a == sizes_b
+def same_strings(words_a, sizes_a, at_a, words_b, sizes_b, at_b):
+    """Whether string ``at_a[i]`` of (words_a, sizes_a) equals string ``at_b[i]`` of (words_b, sizes_b);
+    the word widths may differ. Gathers go one word column at a time, several times faster than row gathers."""
+    equal = sizes_a[at_a] == sizes_b[at_b]
     for w in range(min(words_a.shape[1], words_b.shape[1])):  # equal sizes need no word past the narrower
-        equal &= words_a[:, w] == words_b[:, w]
+        equal &= words_a[:, w][at_a] == words_b[:, w][at_b]
     return equal
 
 
@@ -113,7 +118,7 @@ class SortedKeys:
         top = int(keys[-1]) if len(keys) else 0
         self.shift = np.uint64(max(top.bit_length() - len(keys).bit_length(), 0))
         self.num_buckets = (top >> int(self.shift)) + 1
-        counts = np.bincount((keys >> self.shift).astype(np.int64), minlength=self.num_buckets)
+        counts = np.bincount((keys >> self.shift).view(np.int64), minlength=self.num_buckets)
         # a last, empty bucket takes every needle above the largest key
         self.starts = np.concatenate([[0], np.cumsum(counts), [len(keys)]]).astype(np.int32)
 
@@ -128,50 +133,11 @@ class SortedKeys:
         while len(pending):
             at = start[pending] + step
             key, wanted = self.keys[at], needles[pending]
-            hit = key == wanted
+            hit = np.flatnonzero(key == wanted)  # index selections: hard-to-predict masks cost more
             found[pending[hit]] = at[hit]
-            pending = pending[(key < wanted) & (count[pending] > step + 1)]
+            pending = pending[np.flatnonzero((key < wanted) & (count[pending] > step + 1))]
             step += 1
         return found
-
-
-class StringIndex:
-    """Distinct strings -> codes 0..n-1 in hash order, where distinct strings differ in their hashes' top ``bits``.
-
-    The first of equal strings gets the code. With the top bits unique, a string's top hash bits name the
-    only indexed string it can be, which ``same_strings`` then confirms.
-    """
-
-    def __init__(self, strings, bits=64):
-        words = string_words(strings)
-        self.bits = bits
-        for seed in range(_SEEDS):
-            hashes = string_hashes(words, strings.sizes, seed)
-            order = np.argsort(hashes, kind="stable")  # stable: the first of equal strings leads
-            top = hashes[order] >> np.uint64(64 - bits)
-            tie = np.flatnonzero(top[1:] == top[:-1])
-            first, second = order[tie], order[tie + 1]
-            # equal top bits of equal strings are repeats; of different strings, a collision: try the next seed
-            if same_strings(words[first], strings.sizes[first], words[second], strings.sizes[second]).all():
-                break
-        else:
-            raise RuntimeError(f"no string hash seed in {_SEEDS} keeps {bits} bits distinct")
-        self.seed = seed
-        keep = np.ones(len(order), dtype=bool)
-        keep[tie + 1] = False
-        entry = order[keep]  # code -> position of the string's first occurrence
-        self.code = np.full(len(order), -1, dtype=np.int64)  # position -> code, -1 for later repeats
-        self.code[entry] = np.arange(len(entry))
-        self.top = top[keep]
-        self.words, self.sizes = words[entry], strings.sizes[entry]
-
-    def __len__(self):
-        return len(self.top)
-
-    def hash(self, strings):
-        """(words, top ``bits`` of the hash) of other strings, hashed like the indexed ones."""
-        words = string_words(strings)
-        return words, string_hashes(words, strings.sizes, self.seed) >> np.uint64(64 - self.bits)
 
 
 def flat_cells(lengths, width):
@@ -190,9 +156,10 @@ def sort_within_rows(lengths, values):
     if len(lengths) * width > 2 * count:
         return values[np.lexsort((values, np.repeat(np.arange(len(lengths)), lengths)))]
     cells = flat_cells(lengths, width)
-    matrix = np.full(len(lengths) * width, np.iinfo(np.int64).max)
-    matrix[cells] = values
-    return np.sort(matrix.reshape(len(lengths), width), axis=1).ravel()[cells]
+    matrix = np.full((len(lengths), width), np.iinfo(np.int64).max)
+    matrix.ravel()[cells] = values
+    matrix.sort(axis=1)
+    return matrix.ravel()[cells]
 
 
 def first_repeat(lengths, strings, hashes, cells, width):
@@ -215,40 +182,55 @@ def first_repeat(lengths, strings, hashes, cells, width):
     return None
 
 
-def pair_bits(num_rows):
-    """Hash bits a StringIndex keeps for PairIndex: what a 64-bit key leaves once the row index has its bits."""
-    return 64 - max(num_rows.bit_length(), 1)
-
-
 class PairIndex:
     """Distinct (row, string) pairs as sorted uint64 keys: the row's bits, then the string's top hash bits.
 
-    ``lengths`` strings per row, given as codes of ``index`` (built with ``pair_bits(len(lengths))``). Codes
-    follow hash order, so sorting each row's codes sorts the keys; ``order`` maps a pair back to its input
-    position and ``repeat`` is the input position of the first pair given twice (None if none is).
+    ``lengths`` strings per row, grouped by row. ``order`` maps a key back to its pair's input position;
+    ``repeat`` is the input position of a pair given twice (the later of the first such two), None if none
+    is. Distinct strings of one row never share their top hash bits (a hash seed is chosen so), so a
+    string's key names the only pair it can be, which its bytes then confirm.
     """
 
-    def __init__(self, lengths, codes, index):
-        self.index = index
-        packed = (codes.astype(np.int64) << 32) | np.arange(len(codes), dtype=np.int64)  # ties keep input order
-        self.order = sort_within_rows(lengths, packed) & 0xFFFFFFFF
-        self.code = codes[self.order]
-        self.row = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)  # grouped: row[order] == row
-        keys = self._keys(self.row, index.top[self.code])
-        twice = np.flatnonzero(keys[1:] == keys[:-1])
-        self.repeat = int(self.order[twice[0] + 1]) if len(twice) else None
+    def __init__(self, lengths, strings):
+        self.words, self.sizes = string_words(strings), strings.sizes
+        position_bits = max(len(self.sizes).bit_length(), 1)
+        # a row's keys are sorted by sorting (hash bits, position) packed into one int64
+        self.bits = min(64 - max(len(lengths).bit_length(), 1), 63 - position_bits)
+        self.row = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+        row_keys = self.row.astype(np.uint64)
+        row_keys <<= np.uint64(self.bits)
+        positions = np.arange(len(self.sizes), dtype=np.int64)
+        for seed in range(_SEEDS):
+            packed = string_hashes(self.words, self.sizes, seed)
+            packed >>= np.uint64(64 - self.bits)
+            packed = packed.view(np.int64)
+            packed <<= position_bits
+            packed |= positions
+            ordered = sort_within_rows(lengths, packed)
+            self.order = ordered & ((1 << position_bits) - 1)
+            ordered >>= position_bits
+            keys = ordered.view(np.uint64)
+            keys |= row_keys  # rows are grouped, so the keys come out sorted
+            tie = np.flatnonzero(keys[1:] == keys[:-1])
+            first, second = self.order[tie], self.order[tie + 1]
+            # equal keys of equal strings are repeats; of different strings, a collision: try the next seed
+            if same_strings(self.words, self.sizes, first, self.words, self.sizes, second).all():
+                break
+        else:
+            raise RuntimeError(f"no string hash seed in {_SEEDS} keeps {self.bits} bits distinct within a row")
+        self.seed = seed
+        self.repeat = int(second[0]) if len(second) else None
         self.keys = SortedKeys(keys)
 
     def _keys(self, rows, top):
-        return (rows.astype(np.uint64) << np.uint64(self.index.bits)) | top
+        return (rows.astype(np.uint64) << np.uint64(self.bits)) | top
 
     def match(self, rows, strings):
-        """(pair position of each (row, string), -1 where absent; the strings' top hash bits)."""
-        words, top = self.index.hash(strings)
-        at = self.keys.find(self._keys(rows, top))
+        """(pair position of each (row, string) in key order, -1 where absent; the strings' hashes)."""
+        words = string_words(strings)
+        hashes = string_hashes(words, strings.sizes, self.seed)
+        at = self.keys.find(self._keys(rows, hashes >> np.uint64(64 - self.bits)))
         found = np.flatnonzero(at >= 0)
-        code = self.code[at[found]]
-        # equal hash bits name the only indexed string each can be; the bytes say whether it is
-        same = same_strings(words[found], strings.sizes[found], self.index.words[code], self.index.sizes[code])
+        same = same_strings(words, strings.sizes, found, self.words, self.sizes, self.order[at[found]])
         at[found[~same]] = -1
-        return at, top
+        return at, hashes

@@ -4,7 +4,7 @@ import datasets
 import evaluate
 
 # unused here: evaluate copies only this file's relative imports next to it, and mipr_measures needs lookup
-from .lookup import StringIndex
+from .lookup import PairIndex
 from .mipr_measures import DEFAULT_K
 from .mipr_measures import Qrels
 from .mipr_measures import evaluate_run

@@ -8,12 +8,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .lookup import PairIndex
-from .lookup import StringIndex
 from .lookup import arrow_strings
 from .lookup import first_repeat
 from .lookup import flat_cells
 from .lookup import joined_strings
-from .lookup import pair_bits
 from .lookup import sort_within_rows
 
 GAINS = {"L1": 2, "L2": 1, "N1": 0, "N2": 0, "N3": 0}
@@ -93,47 +91,47 @@ class Qrels:
         lengths, items = string_lists(item_ids, "references item_ids")
         cat_lengths, cats = string_lists(categories, "references categories")
         same_lengths(lengths, cat_lengths, "categories")
-        encoded = pc.dictionary_encode(items)
-        index = StringIndex(arrow_strings(encoded.dictionary), pair_bits(len(lengths)))
 
         def l1_categories(at):
             names = pc.dictionary_encode(cats.take(pa.array(at)))
             return names.indices.to_numpy(zero_copy_only=False).astype(np.int64), names.dictionary
 
-        item_codes = index.code[encoded.indices.to_numpy(zero_copy_only=False)]
-        self._build(lengths, items, item_codes, index, grades, l1_categories, query_ids)
+        self._build(lengths, items, grades, l1_categories, query_ids)
 
     @classmethod
     def with_corpus_categories(cls, item_ids, grades, corpus_item_ids, corpus_categories, query_ids=None):
-        """Judgments whose categories are looked up in the corpus (item id -> ``treecate_full_path``)."""
+        """Judgments whose L1 items' categories are looked up in the corpus (item id -> ``treecate_full_path``).
+
+        Only the L1 items are looked up, each must be in the corpus; the builder checks every judged item.
+        """
         self = cls.__new__(cls)
+        query_ids = None if query_ids is None else list(query_ids)
         lengths, items = string_lists(item_ids, "references item_ids")
         corpus_item_ids = string_array(corpus_item_ids)
-        at = pc.index_in(items, value_set=corpus_item_ids)
-        if at.null_count:
-            i = int(at.is_null().to_numpy(zero_copy_only=False).argmax())
-            row, pos = locate(lengths, i)
-            name = row_name(None if query_ids is None else list(query_ids), row)
-            raise ValueError(f"references: {name} judges {items[i].as_py()!r} (position {pos + 1}), not in the corpus")
         names = pc.dictionary_encode(string_array(corpus_categories))
         corpus_codes = names.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        corpus_rows = at.to_numpy(zero_copy_only=False)
 
-        def l1_categories(flat_index):
-            return corpus_codes[corpus_rows[flat_index]], names.dictionary
+        def l1_categories(at):
+            rows = pc.index_in(items.take(pa.array(at)), value_set=corpus_item_ids)  # an id's first corpus row
+            if rows.null_count:
+                i = int(at[rows.is_null().to_numpy(zero_copy_only=False).argmax()])
+                row, pos = locate(lengths, i)
+                raise ValueError(
+                    f"references: {row_name(query_ids, row)} judges {items[i].as_py()!r} (position {pos + 1}) L1, "
+                    "but it is not in the corpus"
+                )
+            return corpus_codes[rows.to_numpy(zero_copy_only=False)], names.dictionary
 
-        index = StringIndex(arrow_strings(corpus_item_ids), pair_bits(len(lengths)))
-        # index_in gives an id's first corpus row, the one that holds its code
-        self._build(lengths, items, index.code[corpus_rows], index, grades, l1_categories, query_ids)
+        self._build(lengths, items, grades, l1_categories, query_ids)
         return self
 
-    def _build(self, lengths, items, item_codes, index, grades, l1_categories, query_ids):
+    def _build(self, lengths, items, grades, l1_categories, query_ids):
         self.query_ids = None if query_ids is None else list(query_ids)
         self.num_queries = len(lengths)
         if self.query_ids is not None and len(self.query_ids) != self.num_queries:
             raise ValueError(f"{len(self.query_ids)} query ids for {self.num_queries} judged queries")
         gain = grade_gains(lengths, grades, "references grades")
-        self.pairs = PairIndex(lengths, item_codes, index)
+        self.pairs = PairIndex(lengths, arrow_strings(items))
         if self.pairs.repeat is not None:
             row, pos = locate(lengths, self.pairs.repeat)
             raise ValueError(
@@ -148,7 +146,7 @@ class Qrels:
         self.gain = gain[order]
         self.category = category[order]
         self.num_l1 = np.bincount(qidx[l1_at], minlength=self.num_queries)
-        self.num_l2 = np.bincount(qidx[gain == GAINS["L2"]], minlength=self.num_queries)
+        self.num_l2 = np.bincount(qidx[np.flatnonzero(gain == GAINS["L2"])], minlength=self.num_queries)
         # l1_at is grouped by query, so sorting within rows puts a query's equal categories side by side
         query_category = qidx[l1_at] * max(len(self.categories), 1) + sort_within_rows(self.num_l1, cat_codes)
         distinct = np.ones(len(l1_at), dtype=bool)
