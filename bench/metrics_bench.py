@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import metrics_synthetic  # noqa: E402
 from mmrhub.metric_code import measures  # noqa: E402
+from mmrhub.truth import prepare_mipr  # noqa: E402
 
 MIPR = measures("mipr")
 M2KR = measures("m2kr")
@@ -57,16 +58,6 @@ def mipr_inputs():
     return qrels, corpus, query_ids, references, rankings, scores
 
 
-def ours_prepare(qrels, corpus):
-    items = qrels["items"].combine_chunks()
-    flat = pc.list_flatten(items)
-    item_ids = pa.ListArray.from_arrays(items.offsets, pc.struct_field(flat, "item_id"))
-    grades = pa.ListArray.from_arrays(items.offsets, pc.struct_field(flat, "final_grade"))
-    return MIPR.Qrels.with_corpus_categories(
-        item_ids, grades, corpus["item_id"], corpus["treecate_full_path"], qrels["idx"].to_pylist()
-    )
-
-
 def trec_prepare(qrels):
     items = qrels["items"].combine_chunks()
     flat = pc.list_flatten(items)
@@ -88,12 +79,12 @@ def trec_run(evaluator, query_ids, rankings, scores):
 
 def bench_mipr():
     qrels, corpus, query_ids, references, rankings, scores = mipr_inputs()
-    prepared, evaluator = ours_prepare(qrels, corpus), trec_prepare(qrels)
+    prepared, evaluator = prepare_mipr(qrels, corpus), trec_prepare(qrels)
     ours, trec = MIPR.evaluate_run(prepared, rankings), trec_run(evaluator, query_ids, rankings, scores)
     mean = statistics.fmean(trec[q]["ndcg_cut_10"] for q in query_ids)
     assert abs(ours["nDCG@10"] - mean) < 1e-9, (ours["nDCG@10"], mean)
 
-    ours_end_to_end = lambda: MIPR.evaluate_run(ours_prepare(qrels, corpus), rankings)  # noqa: E731
+    ours_end_to_end = lambda: MIPR.evaluate_run(prepare_mipr(qrels, corpus), rankings)  # noqa: E731
     trec_end_to_end = lambda: trec_run(trec_prepare(qrels), query_ids, rankings, scores)  # noqa: E731
     # Warm-up, both sides: glibc's thresholds for handing memory back to the kernel rise once a large block
     # is freed, so without it whichever side runs first pays page faults the other does not.
@@ -109,7 +100,7 @@ def bench_mipr():
     arrow_rankings, arrow_scores = pa.array(rankings), pa.array(scores)
     rows += [
         ("end to end, run as Arrow",
-         median_time(lambda: MIPR.evaluate_run(ours_prepare(qrels, corpus), arrow_rankings)),
+         median_time(lambda: MIPR.evaluate_run(prepare_mipr(qrels, corpus), arrow_rankings)),
          median_time(lambda: trec_run(trec_prepare(qrels), query_ids, arrow_rankings.to_pylist(),
                                       arrow_scores.to_pylist())), 10),
         ("each extra run, run as Arrow",

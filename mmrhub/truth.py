@@ -25,20 +25,24 @@ def _arrow(dataset, columns) -> pa.Table:
     return dataset.select_columns(columns).with_format("arrow")[:]
 
 
+def prepare_mipr(qrels: pa.Table, corpus: pa.Table):
+    """MIPR judgments (``idx``, ``items``) and corpus (``item_id``, ``treecate_full_path``), as the builder
+    yields them -> the metric's prepared ``Qrels``, without a round trip through Python objects."""
+    items = qrels["items"].combine_chunks()
+    flat = pc.list_flatten(items)
+    item_ids = pa.ListArray.from_arrays(items.offsets, pc.struct_field(flat, "item_id"))
+    grades = pa.ListArray.from_arrays(items.offsets, pc.struct_field(flat, "final_grade"))
+    return measures("mipr").Qrels.with_corpus_categories(
+        item_ids, grades, corpus["item_id"], corpus["treecate_full_path"], query_ids=qrels["idx"].to_pylist()
+    )
+
+
 def mipr_truth(data_dir=None) -> Truth:
     mipr = builder_module("mipr")
     qrels = _arrow(mipr.load("qrels", data_dir), ["idx", "items"])
     corpus = _arrow(mipr.load("corpus", data_dir), ["item_id", "treecate_full_path"])
-    items = qrels["items"].combine_chunks()
-    flat = pc.list_flatten(items)
-    offsets = items.offsets
-    item_ids = pa.ListArray.from_arrays(offsets, pc.struct_field(flat, "item_id"))
-    grades = pa.ListArray.from_arrays(offsets, pc.struct_field(flat, "final_grade"))
-    query_ids = qrels["idx"].to_pylist()
-    prepared = measures("mipr").Qrels.with_corpus_categories(
-        item_ids, grades, corpus["item_id"], corpus["treecate_full_path"], query_ids=query_ids
-    )
-    return Truth("mipr", query_ids, frozenset(corpus["item_id"].to_pylist()), prepared)
+    prepared = prepare_mipr(qrels, corpus)
+    return Truth("mipr", prepared.query_ids, frozenset(corpus["item_id"].to_pylist()), prepared)
 
 
 def m2kr_truth(data_dir=None) -> Truth:

@@ -145,13 +145,13 @@ class Qrels:
         category[l1_at] = cat_codes
         self.gain = gain[order]
         self.category = category[order]
-        self.num_l1 = np.bincount(qidx[l1_at], minlength=self.num_queries)
+        l1_query = qidx[l1_at]  # grouped by query, so sorting within rows puts its equal categories side by side
+        self.num_l1 = np.bincount(l1_query, minlength=self.num_queries)
         self.num_l2 = np.bincount(qidx[np.flatnonzero(gain == GAINS["L2"])], minlength=self.num_queries)
-        # l1_at is grouped by query, so sorting within rows puts a query's equal categories side by side
-        query_category = qidx[l1_at] * max(len(self.categories), 1) + sort_within_rows(self.num_l1, cat_codes)
+        query_category = l1_query * max(len(self.categories), 1) + sort_within_rows(self.num_l1, cat_codes)
         distinct = np.ones(len(l1_at), dtype=bool)
         distinct[1:] = query_category[1:] != query_category[:-1]
-        self.num_categories = np.bincount(qidx[l1_at][distinct], minlength=self.num_queries)
+        self.num_categories = np.bincount(l1_query[distinct], minlength=self.num_queries)
         self._idcg = {}
 
     def ideal_dcg(self, k):
