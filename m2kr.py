@@ -64,7 +64,9 @@ _LICENSE = "mit"
 
 CONFIG_NAMES = ("challenge_data", "challenge_passage", "challenge_answers")
 SPLIT = "train"
-SAMPLE_DIR = Path(__file__).resolve().parent / "data" / "m2kr"
+# The bundled sample: data/m2kr/ beside this file in the repository, mmrhub/data/m2kr/ in an installed wheel.
+_HERE = Path(__file__).resolve().parent
+SAMPLE_DIR = _HERE / "data" / "m2kr" if (_HERE / "data" / "m2kr").is_dir() else _HERE / "mmrhub" / "data" / "m2kr"
 HUB_TABLES = "hf://datasets/Jingbiao/M2KR-WWW2025-Challenge"
 HUB_IMAGES = "hf://datasets/Jingbiao/M2KR-Challenge"
 

@@ -52,7 +52,9 @@ _LICENSE = "apache-2.0"
 
 CONFIG_NAMES = ("queries", "corpus", "qrels")
 SPLIT = "test"
-SAMPLE_DIR = Path(__file__).resolve().parent / "data" / "mipr"
+# The bundled sample: data/mipr/ beside this file in the repository, mmrhub/data/mipr/ in an installed wheel.
+_HERE = Path(__file__).resolve().parent
+SAMPLE_DIR = _HERE / "data" / "mipr" if (_HERE / "data" / "mipr").is_dir() else _HERE / "mmrhub" / "data" / "mipr"
 
 # Relevance grades as data: the seed's definition of each label.
 GRADES = {

@@ -22,11 +22,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import metrics_synthetic  # noqa: E402
-from mmrhub.metric_code import measures  # noqa: E402
+from mmrhub.metrics.m2kr import m2kr_measures as M2KR  # noqa: E402
+from mmrhub.metrics.mipr import mipr_measures as MIPR  # noqa: E402
 from mmrhub.truth import prepare_mipr  # noqa: E402
 
-MIPR = measures("mipr")
-M2KR = measures("m2kr")
 TREC_MEASURES = {"ndcg_cut_10", "recall_10", "success_1", "success_10"}
 
 

@@ -5,7 +5,7 @@ Jingbiao/M2KR-Challenge: ``query_images.zip`` and the screenshot zip split at by
 ``Web_Image.zip.001``-``.003`` (each split point falls inside a member). 30 queries in the real data's three
 blocks: person images without a question, entity images with a question, scene images with an empty question.
 300 passages, 100 of each id form: ``Q<digits>`` (people), ``A<digits>`` (entities), ``WIT_<digits>`` (scenes).
-``baseline/sample_top5.json`` is a top-5 run in the official run format.
+``baseline/simulated_top5.json`` is a top-5 run in the official run format.
 """
 
 import io
@@ -236,7 +236,7 @@ def main():
         scores = sorted((round(rng.uniform(0.2, 0.9), 4) for _ in range(5)), reverse=True)
         run.append({"qid": qid, "ranked": [{"did": d, "score": s} for d, s in zip(ranked[:5], scores)]})
     (OUT / "baseline").mkdir(exist_ok=True)
-    (OUT / "baseline" / "sample_top5.json").write_text(json.dumps(run, indent=1) + "\n", encoding="utf-8")
+    (OUT / "baseline" / "simulated_top5.json").write_text(json.dumps(run, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -275,7 +275,7 @@ def _write_runs(rng, queries, qrels, item_ids):
         # The reranker sees the same pool with less noise.
         rescored = {item: signal.get(grade.get(item), 0.0) + rng.gauss(0, 0.4) for item in pool}
         reranked.append(_ranking(query["idx"], sorted(pool, key=lambda item: -rescored[item]), rescored))
-    for name, run in [("qwen3_vl_embedding_8b_top50.json", embedding), ("qwen3_vl_reranker_8b_top50.json", reranked)]:
+    for name, run in [("simulated_embedding_top50.json", embedding), ("simulated_reranker_top50.json", reranked)]:
         (OUT / "baseline" / name).write_text(json.dumps(run, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 

@@ -6,7 +6,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mmrhub.benchmarks import builder_module
-from mmrhub.metric_code import measures
+from mmrhub.metrics.m2kr import m2kr_measures
+from mmrhub.metrics.mipr import mipr_measures
 from mmrhub.runs import read_run
 from mmrhub.runs import restore_stripped_ids
 from mmrhub.runs import validate
@@ -32,7 +33,7 @@ def prepare_mipr(qrels: pa.Table, corpus: pa.Table):
     flat = pc.list_flatten(items)
     item_ids = pa.ListArray.from_arrays(items.offsets, pc.struct_field(flat, "item_id"))
     grades = pa.ListArray.from_arrays(items.offsets, pc.struct_field(flat, "final_grade"))
-    return measures("mipr").Qrels.with_corpus_categories(
+    return mipr_measures.Qrels.with_corpus_categories(
         item_ids, grades, corpus["item_id"], corpus["treecate_full_path"], query_ids=qrels["idx"].to_pylist()
     )
 
@@ -53,7 +54,7 @@ def m2kr_truth(data_dir=None) -> Truth:
     query_ids = answers["question_id"].to_pylist()
     task = dict(zip(questions["question_id"].to_pylist(), questions["task"].to_pylist()))
     groups = [task[qid] for qid in query_ids]
-    prepared = measures("m2kr").Positives(answers["pos_item_ids"], query_ids=query_ids)
+    prepared = m2kr_measures.Positives(answers["pos_item_ids"], query_ids=query_ids)
     return Truth("m2kr", query_ids, frozenset(passages["passage_id"].to_pylist()), prepared, groups)
 
 
@@ -64,16 +65,16 @@ def load_truth(benchmark: str, data_dir=None) -> Truth:
 def score(truth: Truth, rankings, k, per_query=False, breakdown=False, capped_recall=False, variants=("recall",)):
     """The metric module's evaluate_run on rankings aligned with ``truth.query_ids``."""
     if truth.benchmark == "mipr":
-        return measures("mipr").evaluate_run(
+        return mipr_measures.evaluate_run(
             truth.prepared, rankings, k=k, capped_recall=capped_recall, per_query=per_query, by_category=breakdown
         )
-    return measures("m2kr").evaluate_run(
+    return m2kr_measures.evaluate_run(
         truth.prepared, rankings, k=k, variants=variants, per_query=per_query, tasks=truth.groups if breakdown else None
     )
 
 
 def default_k(benchmark: str) -> tuple:
-    return measures(benchmark).DEFAULT_K
+    return {"mipr": mipr_measures, "m2kr": m2kr_measures}[benchmark].DEFAULT_K
 
 
 def read_valid_run(truth: Truth, path):

@@ -5,10 +5,9 @@ import random
 
 import pytrec_eval
 
-from mmrhub.metric_code import measures
+from mmrhub.metrics.m2kr import m2kr_measures as M2KR
+from mmrhub.metrics.mipr import mipr_measures as MIPR
 
-MIPR = measures("mipr")
-M2KR = measures("m2kr")
 GRADES = ["L1", "L2", "N1", "N2", "N3"]
 GAIN = {"L1": 2, "L2": 1}
 

@@ -12,9 +12,9 @@ from mmrhub.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 MIPR_DIR = ROOT / "data" / "mipr"
-EMBEDDING = MIPR_DIR / "baseline" / "qwen3_vl_embedding_8b_top50.json"
-RERANKER = MIPR_DIR / "baseline" / "qwen3_vl_reranker_8b_top50.json"
-M2KR_RUN = ROOT / "data" / "m2kr" / "baseline" / "sample_top5.json"
+EMBEDDING = MIPR_DIR / "baseline" / "simulated_embedding_top50.json"
+RERANKER = MIPR_DIR / "baseline" / "simulated_reranker_top50.json"
+M2KR_RUN = ROOT / "data" / "m2kr" / "baseline" / "simulated_top5.json"
 
 
 def jsonl(path):
@@ -51,7 +51,7 @@ def test_evaluate_mipr_prints_the_seed_table(capsys, tmp_path):
     assert code == 0
     values = table_values(out)
     plain = mipr_plain(EMBEDDING)
-    assert values["System"] == "qwen3_vl_embedding_8b_top50"
+    assert values["System"] == "simulated_embedding_top50"
     expected = {
         "nDCG@10": np.mean([p["ndcg"] for p in plain.values()]),
         "R-L1@10": np.mean([p["recall"] for p in plain.values()]),
@@ -113,7 +113,7 @@ def test_trec_format_errors_name_the_line(capsys, tmp_path):
 
 def test_rerank_checks_the_candidate_pool(capsys, tmp_path):
     code, out, _ = run_cli(capsys, "evaluate", "mipr", str(RERANKER), "--rerank", str(EMBEDDING))
-    assert code == 0 and "qwen3_vl_reranker_8b_top50" in out
+    assert code == 0 and "simulated_reranker_top50" in out
     entries = json.loads(RERANKER.read_text())
     dropped = entries[0]["ranked"].pop()["did"]
     shrunk = tmp_path / "shrunk.json"

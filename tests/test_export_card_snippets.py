@@ -7,13 +7,13 @@ import pytest
 
 from _export_helpers import exported  # noqa: F401 (fixture)
 from mmrhub.export_card_text import TEXTS
-from mmrhub.metric_code import metrics_dir
+from pathlib import Path
 from mmrhub.truth import load_truth
 from mmrhub.truth import read_valid_run
 from mmrhub.truth import score
 from mmrhub.runs import aligned
 
-RUNS = {"mipr": "data/mipr/baseline/qwen3_vl_embedding_8b_top50.json", "m2kr": "data/m2kr/baseline/sample_top5.json"}
+RUNS = {"mipr": "data/mipr/baseline/simulated_embedding_top50.json", "m2kr": "data/m2kr/baseline/simulated_top5.json"}
 
 
 def snippet(benchmark, repo_id, metric_space) -> str:
@@ -27,10 +27,10 @@ def snippet(benchmark, repo_id, metric_space) -> str:
 
 @pytest.mark.parametrize("benchmark", ["mipr", "m2kr"])
 def test_evaluate_snippet_scores_like_the_cli(benchmark, exported, capsys):  # noqa: F811 (fixture)
-    root = metrics_dir().parent
+    root = Path(__file__).resolve().parents[1]
     run_path = root / RUNS[benchmark]
     run = {entry["qid"]: [item["did"] for item in entry["ranked"]] for entry in json.loads(run_path.read_text())}
-    code = snippet(benchmark, str(exported(benchmark)), str(metrics_dir() / benchmark))
+    code = snippet(benchmark, str(exported(benchmark)), str(root / "metrics" / benchmark))
     exec(compile(code, f"<{benchmark} card snippet>", "exec"), {"RUN": run})
     printed = capsys.readouterr().out
 

@@ -147,7 +147,7 @@ def test_second_run_reuses_cached_corpus_embeddings(tmp_path, mipr_dir, clip_mod
 
 
 def test_rerank_keeps_each_baseline_pool(tmp_path, clip_model, capsys):
-    baseline = MIPR_SAMPLE / "baseline" / "qwen3_vl_embedding_8b_top50.json"
+    baseline = MIPR_SAMPLE / "baseline" / "simulated_embedding_top50.json"
     _, run, stats = retrieve(tmp_path, "mipr", "--backend", "transformers", "--model", clip_model,
                              "--candidates", baseline, "--no-cache")
     pools = {entry["qid"]: {r["did"] for r in entry["ranked"]} for entry in json.loads(baseline.read_text())}
@@ -159,7 +159,7 @@ def test_rerank_keeps_each_baseline_pool(tmp_path, clip_model, capsys):
 
 
 def test_unknown_candidate_is_reported(tmp_path, clip_model):
-    baseline = json.loads((MIPR_SAMPLE / "baseline" / "qwen3_vl_embedding_8b_top50.json").read_text())
+    baseline = json.loads((MIPR_SAMPLE / "baseline" / "simulated_embedding_top50.json").read_text())
     baseline[2]["ranked"][3]["did"] = "no-such-item"
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(baseline))
