@@ -3,7 +3,7 @@
 Both sides start from the same prepared builder Datasets (queries, corpus, qrels) and write every config as
 Parquet shards with the images embedded. The peer is what ``Dataset.push_to_hub`` does per shard, minus the
 upload: ``shard.map(embed_table_storage, batched=True, keep_in_memory=True)`` then ``shard.to_parquet``, with
-its own shard count and row-group size. Ours is ``mmrhub.export_parquet.write_split``. The image files are read
+its own shard count and row-group size. Ours is ``mmrhub.export.parquet.write_split``. The image files are read
 once before timing so both sides start from a warm page cache; each side runs ``--repeats`` times, best kept.
 Target: speed ratio (peer seconds / our seconds) >= 1.0.
 
@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import mipr  # noqa: E402
 from make_mipr_synthetic import make  # noqa: E402
-from mmrhub.export_parquet import write_split  # noqa: E402
-from mmrhub.export_parquet import writer_batch_size  # noqa: E402
+from mmrhub.export.parquet import write_split  # noqa: E402
+from mmrhub.export.parquet import writer_batch_size  # noqa: E402
 
 
 def peer_write(dataset: datasets.Dataset, out: Path, config: str):

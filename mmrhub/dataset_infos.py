@@ -6,7 +6,7 @@ from pathlib import Path
 
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.benchmarks import builder_module
-from mmrhub.export_parquet import portable_features
+from mmrhub.export.parquet import portable_features
 
 
 def dataset_infos() -> dict:

@@ -5,8 +5,8 @@ import pytest
 from datasets.utils.file_utils import xopen
 
 from mmrhub.benchmarks import builder_module
-from mmrhub.export_parquet import file_name
-from mmrhub.export_repo import export
+from mmrhub.export.parquet import file_name
+from mmrhub.export.repo import export
 
 SPLITS = {"mipr": "test", "m2kr": "train"}
 DEFAULTS = {"mipr": "qrels", "m2kr": "challenge_data"}

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-import mmrhub.export_repo as export_repo
-from mmrhub.export_atomic import atomic_dir
+import mmrhub.export.repo as export_repo
+from mmrhub.export.atomic import atomic_dir
 
 from _export_helpers import run_cli
 
 KILL_AFTER_FIRST_CONFIG = """
 import os, signal, sys
-import mmrhub.export_repo as export_repo
+import mmrhub.export.repo as export_repo
 real = export_repo.write_split
 def write_then_die(*args, **kwargs):
     written = real(*args, **kwargs)

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from _export_helpers import exported  # noqa: F401 (fixture)
-from mmrhub.export_card_text import TEXTS
+from mmrhub.export.card_text import TEXTS
 from pathlib import Path
 from mmrhub.truth import load_truth
 from mmrhub.truth import read_valid_run

@@ -8,9 +8,9 @@ from datasets import load_dataset
 from datasets.table import embed_table_storage
 
 import mipr
-from mmrhub.export_parquet import embed_batch
-from mmrhub.export_parquet import file_name
-from mmrhub.export_parquet import write_split
+from mmrhub.export.parquet import embed_batch
+from mmrhub.export.parquet import file_name
+from mmrhub.export.parquet import write_split
 
 from _export_helpers import embedded_expected
 

@@ -2,10 +2,10 @@
 
 import sys
 
-from mmrhub.export_parquet import MAX_SHARD_SIZE
+from mmrhub.export.parquet import MAX_SHARD_SIZE
 from mmrhub.benchmarks import BENCHMARKS
-from mmrhub.export_repo import FORMATS
-from mmrhub.export_repo import export
+from mmrhub.export.repo import FORMATS
+from mmrhub.export.repo import export
 
 
 def register(subparsers):

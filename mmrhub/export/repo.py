@@ -5,13 +5,13 @@ from pathlib import Path
 from typing import Optional
 
 from mmrhub.benchmarks import builder_module
-from mmrhub.export_atomic import atomic_dir
-from mmrhub.export_card import ExportedConfig
-from mmrhub.export_card import render
-from mmrhub.export_mteb import DEFAULT_CONFIG as MTEB_DEFAULT_CONFIG
-from mmrhub.export_mteb import mteb_tables
-from mmrhub.export_parquet import MAX_SHARD_SIZE
-from mmrhub.export_parquet import write_split
+from mmrhub.export.atomic import atomic_dir
+from mmrhub.export.card import ExportedConfig
+from mmrhub.export.card import render
+from mmrhub.export.mteb import DEFAULT_CONFIG as MTEB_DEFAULT_CONFIG
+from mmrhub.export.mteb import mteb_tables
+from mmrhub.export.parquet import MAX_SHARD_SIZE
+from mmrhub.export.parquet import write_split
 
 logger = logging.getLogger(__name__)
 

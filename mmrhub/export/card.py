@@ -9,8 +9,8 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard
 from huggingface_hub import DatasetCardData
 
-from mmrhub.export_card_text import TEXTS
-from mmrhub.export_parquet import WrittenSplit
+from mmrhub.export.card_text import TEXTS
+from mmrhub.export.parquet import WrittenSplit
 
 DEFAULT_LICENSE = "apache-2.0"
 
