@@ -1,23 +1,62 @@
-"""The ``mmrhub`` command: each subcommand lives in ``mmrhub.commands.<name>``."""
+"""The ``mmrhub`` command."""
 
 import argparse
-import importlib
 import sys
+import traceback
 
-COMMANDS = ["info", "export", "push", "retrieve", "evaluate", "oracle", "compare"]
+from mmrhub import __version__
+from mmrhub.commands import compare
+from mmrhub.commands import evaluate
+from mmrhub.commands import export
+from mmrhub.commands import info
+from mmrhub.commands import oracle
+from mmrhub.commands import push
+from mmrhub.commands import retrieve
+
+DESCRIPTION = """\
+Load, score and publish the MIPR and M2KR multimodal retrieval benchmarks.
+
+  mmrhub evaluate mipr RUN [RUN ...]   score runs (official JSON, TREC, Kaggle CSV) into one table
+  mmrhub oracle mipr BASELINE          the Candidate-pool Oracle row
+  mmrhub compare mipr RUN_A RUN_B      per-query paired randomisation test
+  mmrhub retrieve mipr                 embed, retrieve and score with a model (needs the retrieve extra)
+  mmrhub info mipr                     configs, features and row counts
+  mmrhub export mipr OUT               a script-free Hub dataset repo (Parquet + card)
+  mmrhub push OUT org/name             upload an export, or a metric folder as a Space
+
+Every command works on the bundled sample without --data-dir, and says so."""
+
+# Commands in the order --help lists them; each module exposes register(subparsers).
+COMMANDS = (evaluate, oracle, compare, retrieve, info, export, push)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mmrhub", description=__doc__)
-    subparsers = parser.add_subparsers(dest="command", required=True)
-    for name in COMMANDS:
-        importlib.import_module(f"mmrhub.commands.{name}").register(subparsers)
+    parser = argparse.ArgumentParser(
+        prog="mmrhub", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"mmrhub {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        command.register(subparsers)
     return parser
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args) or 0
+    try:
+        return args.func(args) or 0
+    except KeyboardInterrupt:
+        print("mmrhub: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:  # a user's mistake or the environment's: one line, the traceback only on --debug
+        if args.debug:
+            traceback.print_exc()
+        else:
+            expected = isinstance(err, (ValueError, OSError))
+            hint = "" if expected else f" ({type(err).__name__}; run `mmrhub --debug ...` for the traceback)"
+            print(f"mmrhub {args.command}: error: {err}{hint}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

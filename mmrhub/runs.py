@@ -1,13 +1,36 @@
-"""Run files (official JSON, TREC, M2KR Kaggle CSV): reading, and validation against a benchmark."""
+"""Run files, read and written: the official JSON, TREC, and the M2KR Kaggle CSV. Torch-free.
+
+Runs are read into Arrow columns by pyarrow's own JSON and CSV readers (a run costs about its file size in
+memory, not Python objects per id). When pyarrow refuses a file, the plain Python reader below reads it again
+to name the entry or line at fault. Validation against a benchmark is vectorised and names every problem.
+"""
 
 import csv
+import io
 import json
 import math
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import pyarrow.json as paj
 
 MAX_LISTED = 20
+FORMATS = {
+    "json": 'the official JSON ([{"qid": ..., "ranked": [{"did": ..., "score": ...}]}])',
+    "trec": "TREC (qid Q0 docid rank score tag)",
+    "kaggle": "the M2KR Kaggle CSV (question_id,passage_id with a JSON list of passage ids)",
+}
+_RANKED = pa.list_(pa.struct([("did", pa.string()), ("score", pa.float64())]))
+_JSON_SCHEMA = pa.schema([("run", pa.list_(pa.struct([("qid", pa.string()), ("ranked", _RANKED)])))])
+_TREC_COLUMNS = ["qid", "q0", "docid", "rank", "score", "tag"]
+_TREC_TYPES = {"qid": pa.string(), "q0": pa.string(), "docid": pa.string(), "rank": pa.int64(), "score": pa.float64(), "tag": pa.string()}
 
 
 class RunError(ValueError):
@@ -16,202 +39,335 @@ class RunError(ValueError):
 
 @dataclass
 class Run:
+    """One entry per query as the file lists them: ids (and scores, null where absent) as Arrow lists."""
+
     path: str
     format: str
-    query_ids: List[str]
-    rankings: List[List[str]]
-    scores: List[List[Optional[float]]]
-    # Where each query's entries come from: "entry N" (JSON) or per-entry "line N" (text formats).
-    origins: List[str] = field(default_factory=list)
-    lines: Optional[List[List[int]]] = None
+    query_ids: pa.Array
+    rankings: pa.ListArray
+    scores: pa.ListArray
+    lines: Optional[pa.ListArray] = None  # text formats: the line of each ranked id
+    notes: list = field(default_factory=list)
 
     @property
     def name(self) -> str:
         return Path(self.path).name.split(".")[0]
 
-    def where(self, query: int, position: Optional[int] = None) -> str:
-        """'query '7' position 3 (line 12)': how a violation is named."""
-        text = f"query {self.query_ids[query]!r}"
+    def origin(self, entry: int) -> str:
+        if self.lines is None:
+            return f"entry {entry + 1}"
+        first = self.lines[entry]
+        return f"line {first[0].as_py()}" if len(first) else f"entry {entry + 1}"
+
+    def where(self, entry: int, position: Optional[int] = None) -> str:
+        """'query '7' position 3 (line 12)': how a violation is named (1-based)."""
+        text = f"query {self.query_ids[entry].as_py()!r}"
         if position is None:
-            return f"{text} ({self.origins[query]})"
-        text += f" position {position + 1}"
-        if self.lines is not None:
-            return f"{text} (line {self.lines[query][position]})"
-        return f"{text} ({self.origins[query]})"
+            return f"{text} ({self.origin(entry)})"
+        origin = f"line {self.lines[entry][position].as_py()}" if self.lines is not None else self.origin(entry)
+        return f"{text} position {position + 1} ({origin})"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Reading
 
 
 def read_run(path) -> Run:
-    """Read a run, detecting its format from the content: '[' starts JSON, a ``question_id,`` header is CSV."""
+    """Read a run, telling its format from the content (a BOM is skipped); a refusal names the format assumed."""
     path = str(path)
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError) as err:
-        raise RunError(f"{path}: cannot read the run file ({err})") from None
-    stripped = text.lstrip()
-    if not stripped:
-        raise RunError(f"{path}: the run file is empty")
-    if stripped.startswith("[") or stripped.startswith("{"):
-        return parse_json_run(path, text)
-    if stripped.split("\n", 1)[0].replace(" ", "").lower().startswith("question_id,"):
-        return parse_kaggle_csv(path, text)
-    return parse_trec_run(path, text)
-
-
-def parse_json_run(path: str, text: str) -> Run:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as err:
+        raise RunError(f"{path}: cannot read the run file ({err.strerror or err}).") from None
+    data = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    if not data.strip():
+        raise RunError(f"{path}: the run file is empty.")
+    kind = detect_format(data)
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise RunError(f"{path}: line {err.lineno}: not valid JSON ({err.msg})") from None
-    if not isinstance(data, list):
-        raise RunError(f'{path}: expected a JSON array of {{"qid", "ranked"}} objects, got {type(data).__name__}')
-    run = Run(path, "json", [], [], [])
-    for entry_no, entry in enumerate(data, 1):
-        where = f"{path}: entry {entry_no}"
+        return {"json": _read_json, "trec": _read_trec, "kaggle": _read_kaggle}[kind](path, data)
+    except RunError as err:
+        raise RunError(f"{err} (read as {FORMATS[kind]})") from None
+
+
+def detect_format(data: bytes) -> str:
+    stripped = data.lstrip()
+    if stripped[:1] in (b"[", b"{"):
+        return "json"
+    first = stripped.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+    cells = next(csv.reader([first]), [])
+    header = [cell.strip().lower() for cell in cells]
+    if header[-2:] == ["question_id", "passage_id"] or (len(cells) in (2, 3) and cells[-1].strip().startswith("[")):
+        return "kaggle"
+    return "trec"
+
+
+def _read_json(path: str, data: bytes) -> Run:
+    # pyarrow reads JSON Lines; the whole array as the one field of one line is exactly that.
+    wrapped = b'{"run": ' + data + b"}\n"
+    try:
+        table = paj.read_json(
+            io.BytesIO(wrapped),
+            read_options=paj.ReadOptions(block_size=len(wrapped) + 1, use_threads=False),
+            parse_options=paj.ParseOptions(explicit_schema=_JSON_SCHEMA, unexpected_field_behavior="ignore"),
+        )
+        entries = table["run"].combine_chunks()
+        if not isinstance(entries, pa.ListArray) or entries.null_count or len(entries) != 1:
+            raise pa.ArrowInvalid("not one array")
+        entries = entries.values
+        qids, ranked = pc.struct_field(entries, [0]), pc.struct_field(entries, [1])
+        if entries.null_count or qids.null_count or ranked.null_count or pc.list_flatten(ranked).null_count:
+            raise pa.ArrowInvalid("nulls")
+        dids = pc.struct_field(pc.list_flatten(ranked), [0])
+        if dids.null_count:
+            raise pa.ArrowInvalid("null ids")
+    except pa.ArrowInvalid:
+        return _read_json_slowly(path, data)
+    del wrapped
+    scores = pc.struct_field(pc.list_flatten(ranked), [1])
+    offsets = _offsets(ranked)
+    return Run(path, "json", qids, pa.ListArray.from_arrays(offsets, dids), pa.ListArray.from_arrays(offsets, scores))
+
+
+def _offsets(lists: pa.ListArray) -> pa.Array:
+    """Offsets that start at 0 (a sliced list array's do not)."""
+    offsets = lists.offsets
+    return pc.subtract(offsets, offsets[0])
+
+
+def _read_json_slowly(path: str, data: bytes) -> Run:
+    """Python's json, to name what pyarrow refused: the entry and position at fault."""
+    try:
+        entries = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        line = f"line {err.lineno}: " if isinstance(err, json.JSONDecodeError) else ""
+        raise RunError(f"{path}: {line}not valid JSON ({getattr(err, 'msg', err)})") from None
+    if not isinstance(entries, list):
+        raise RunError(f'{path}: expected a JSON array of {{"qid", "ranked"}} objects, got {type(entries).__name__}')
+    query_ids, rankings, scores = [], [], []
+    for number, entry in enumerate(entries, 1):
+        where = f"{path}: entry {number}"
         if not isinstance(entry, dict) or "qid" not in entry or "ranked" not in entry:
             raise RunError(f'{where}: expected an object with "qid" and "ranked"')
         if not isinstance(entry["qid"], str):
             raise RunError(f'{where}: "qid" must be a string, got {entry["qid"]!r}')
         if not isinstance(entry["ranked"], list):
             raise RunError(f'{where} (query {entry["qid"]!r}): "ranked" must be a list')
-        ids, scores = [], []
         for position, item in enumerate(entry["ranked"], 1):
             if not isinstance(item, dict) or not isinstance(item.get("did"), str):
-                raise RunError(
-                    f'{where} (query {entry["qid"]!r}) position {position}: expected {{"did": "<id>", "score": <number>}}'
-                )
-            ids.append(item["did"])
-            scores.append(item.get("score"))
-        run.query_ids.append(entry["qid"])
-        run.rankings.append(ids)
-        run.scores.append(scores)
-        run.origins.append(f"entry {entry_no}")
-    return run
+                raise RunError(f'{where} (query {entry["qid"]!r}) position {position}: expected {{"did": "<id>", "score": <number>}}')
+        query_ids.append(entry["qid"])
+        rankings.append([item["did"] for item in entry["ranked"]])
+        scores.append([_score(item.get("score")) for item in entry["ranked"]])
+    return Run(path, "json", pa.array(query_ids, pa.string()), pa.array(rankings, pa.list_(pa.string())),
+               pa.array(scores, pa.list_(pa.float64())))
 
 
-def parse_trec_run(path: str, text: str) -> Run:
+def _score(value):
+    """A JSON score as a float; anything else as NaN, which validation names as not a finite number."""
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        return value
+    return math.nan
+
+
+def _read_trec(path: str, data: bytes) -> Run:
     """``qid Q0 docid rank score tag`` lines; each query's entries are ordered by their rank column."""
-    by_query = {}
-    for line_no, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+    first = data.lstrip().split(b"\n", 1)[0]
+    options = pacsv.ParseOptions(delimiter="\t" if b"\t" in first else " ", quote_char=False, ignore_empty_lines=True)
+    try:
+        table = pacsv.read_csv(
+            io.BytesIO(data),
+            read_options=pacsv.ReadOptions(column_names=_TREC_COLUMNS),
+            parse_options=options,
+            convert_options=pacsv.ConvertOptions(column_types=_TREC_TYPES, strings_can_be_null=False),
+        )
+        line = np.arange(1, table.num_rows + 1) if b"\n\n" not in data else None
+        if line is None or any(table[name].null_count for name in _TREC_COLUMNS):
+            raise pa.ArrowInvalid("blank lines or nulls")
+    except pa.ArrowInvalid:
+        return _read_trec_slowly(path, data)
+    return _trec_run(path, table["qid"], table["docid"], table["rank"].to_numpy(), table["score"], line)
+
+
+def _read_trec_slowly(path: str, data: bytes) -> Run:
+    qids, dids, ranks, scores, lines = [], [], [], [], []
+    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
         fields = line.split()
+        if not fields:
+            continue
         if len(fields) != 6:
-            raise RunError(f"{path}: line {line_no}: expected 6 fields 'qid Q0 docid rank score tag', got {len(fields)}")
+            raise RunError(f"{path}: line {number}: expected 6 fields 'qid Q0 docid rank score tag', got {len(fields)}")
         qid, _, did, rank, score, _ = fields
         try:
-            rank = int(rank)
+            ranks.append(int(rank))
         except ValueError:
-            raise RunError(f"{path}: line {line_no}: rank {rank!r} is not an integer") from None
+            raise RunError(f"{path}: line {number}: rank {rank!r} is not an integer") from None
         try:
-            score = float(score)
+            scores.append(float(score))
         except ValueError:
-            raise RunError(f"{path}: line {line_no}: score {score!r} is not a number") from None
-        by_query.setdefault(qid, []).append((rank, line_no, did, score))
-    run = Run(path, "trec", [], [], [], lines=[])
-    for qid, entries in by_query.items():
-        entries.sort(key=lambda entry: entry[0])
-        repeated = [a for a, b in zip(entries, entries[1:]) if a[0] == b[0]]
-        if repeated:
-            raise RunError(f"{path}: line {repeated[0][1]}: query {qid!r} has rank {repeated[0][0]} twice")
-        run.query_ids.append(qid)
-        run.rankings.append([entry[2] for entry in entries])
-        run.scores.append([entry[3] for entry in entries])
-        run.lines.append([entry[1] for entry in entries])
-        run.origins.append(f"line {entries[0][1]}")
+            raise RunError(f"{path}: line {number}: score {score!r} is not a number") from None
+        qids.append(qid), dids.append(did), lines.append(number)
+    return _trec_run(path, pa.array(qids, pa.string()), pa.array(dids, pa.string()), np.array(ranks, np.int64),
+                     pa.array(scores, pa.float64()), np.array(lines, np.int64))
+
+
+def _trec_run(path, qids, dids, ranks, scores, lines) -> Run:
+    """Group lines by query (in order of first appearance), each query ordered by its rank column."""
+    qids = qids.combine_chunks() if isinstance(qids, pa.ChunkedArray) else qids
+    unique = pc.unique(qids)
+    query = pc.index_in(qids, value_set=unique).to_numpy()
+    order = np.lexsort((ranks, query))
+    sorted_query, sorted_rank = query[order], ranks[order]
+    repeated = np.flatnonzero((sorted_query[1:] == sorted_query[:-1]) & (sorted_rank[1:] == sorted_rank[:-1]))
+    if len(repeated):
+        at = order[repeated[0] + 1]
+        raise RunError(f"{path}: line {lines[at]}: query {qids[int(at)].as_py()!r} has rank {ranks[at]} twice")
+    offsets = pa.array(np.concatenate([[0], np.cumsum(np.bincount(query, minlength=len(unique)))]), pa.int32())
+    take = pa.array(order)
+    run = Run(path, "trec", unique, pa.ListArray.from_arrays(offsets, pc.take(dids, take)),
+              pa.ListArray.from_arrays(offsets, pc.take(scores, take)), pa.ListArray.from_arrays(offsets, pa.array(lines[order])))
+    score = np.nan_to_num(pc.take(scores, take).to_numpy(zero_copy_only=False), nan=-np.inf)
+    rising = (score[1:] > score[:-1]) & (sorted_query[1:] == sorted_query[:-1])
+    disagree = len(np.unique(sorted_query[1:][rising]))
+    if disagree:
+        run.notes.append(
+            f"{disagree} queries of {path} have scores that disagree with their rank column: rank wins (the order "
+            "scored is the rank column's; pytrec_eval and trec_eval would order by score instead)."
+        )
     return run
 
 
-def parse_kaggle_csv(path: str, text: str) -> Run:
-    """M2KR Kaggle submission: ``question_id,passage_id`` with a JSON list of passage ids per row."""
-    rows = csv.reader(text.splitlines())
-    header = [name.strip() for name in next(rows)]
-    if header != ["question_id", "passage_id"]:
-        raise RunError(f"{path}: line 1: expected the header 'question_id,passage_id', got {','.join(header)!r}")
-    run = Run(path, "kaggle", [], [], [], lines=[])
-    for line_no, row in enumerate(rows, 2):
+def _read_kaggle(path: str, data: bytes) -> Run:
+    """M2KR Kaggle submission: ``question_id,passage_id`` (a JSON list of ids), with or without the header,
+    with or without a pandas index column."""
+    rows = list(csv.reader(data.decode("utf-8", "replace").splitlines()))
+    start = 1 if [cell.strip().lower() for cell in rows[0]][-2:] == ["question_id", "passage_id"] else 0
+    width = len(rows[start - 1]) if start else len(rows[0])
+    query_ids, rankings, lines = [], [], []
+    for number, row in enumerate(rows[start:], start + 1):
         if not row:
             continue
-        if len(row) != 2:
-            raise RunError(f"{path}: line {line_no}: expected 2 columns, got {len(row)}")
+        if len(row) != width:
+            raise RunError(f"{path}: line {number}: expected {width} columns, got {len(row)}")
         try:
-            ids = json.loads(row[1])
+            ids = json.loads(row[-1])
         except json.JSONDecodeError:
             ids = None
-        if not isinstance(ids, list) or not all(isinstance(i, (str, int)) for i in ids):
-            raise RunError(f"{path}: line {line_no}: passage_id must be a JSON list of ids, got {row[1]!r}")
-        run.query_ids.append(row[0].strip())
-        run.rankings.append([str(i) for i in ids])
-        run.scores.append([None] * len(ids))
-        run.lines.append([line_no] * len(ids))
-        run.origins.append(f"line {line_no}")
-    return run
+        if not isinstance(ids, list) or not all(isinstance(i, (str, int)) and not isinstance(i, bool) for i in ids):
+            raise RunError(f"{path}: line {number}: passage_id must be a JSON list of ids, got {row[-1]!r}")
+        query_ids.append(row[-2].strip())
+        rankings.append([str(i) for i in ids])
+        lines.append([number] * len(ids))
+    return Run(path, "kaggle", pa.array(query_ids, pa.string()), pa.array(rankings, pa.list_(pa.string())),
+               pa.array([[None] * len(r) for r in rankings], pa.list_(pa.float64())), pa.array(lines, pa.list_(pa.int64())))
 
 
-def restore_stripped_ids(run: Run, corpus_ids) -> Run:
+def restore_stripped_ids(run: Run, corpus_ids: pa.Array) -> Run:
     """Kaggle scoring stripped the 'A' of numeric passage ids (A27558 -> 27558): put it back where the corpus has it."""
-    corpus_ids = set(corpus_ids)
-    for ranking in run.rankings:
-        for position, did in enumerate(ranking):
-            if did.isdigit() and did not in corpus_ids and "A" + did in corpus_ids:
-                ranking[position] = "A" + did
+    ids = run.rankings.values
+    prefixed = pc.binary_join_element_wise("A", ids, "")
+    restore = pc.and_(pc.invert(pc.is_in(ids, value_set=corpus_ids)), pc.is_in(prefixed, value_set=corpus_ids))
+    restore = pc.and_(restore, pc.match_substring_regex(ids, r"^[0-9]+$"))
+    fixed = pc.if_else(restore, prefixed, ids)
+    run.rankings = pa.ListArray.from_arrays(_offsets(run.rankings), fixed)
     return run
 
 
-def validate(run: Run, query_ids, corpus_ids) -> None:
-    """Every benchmark query exactly once, every id in the corpus and once per ranking, scores finite numbers."""
-    problems = []
-    wanted = set(query_ids)
-    corpus_ids = corpus_ids if isinstance(corpus_ids, (set, frozenset)) else set(corpus_ids)
-    first_seen = {}
-    for query, qid in enumerate(run.query_ids):
-        if qid not in wanted:
-            problems.append(f"{run.where(query)}: not a query of the benchmark")
-        elif qid in first_seen:
-            problems.append(f"{run.where(query)}: appears again (first at {run.origins[first_seen[qid]]})")
-        else:
-            first_seen[qid] = query
-        seen = {}
-        for position, did in enumerate(run.rankings[query]):
-            if did not in corpus_ids:
-                problems.append(f"{run.where(query, position)}: {did!r} is not in the corpus")
-            if did in seen:
-                problems.append(f"{run.where(query, position)}: {did!r} already at position {seen[did] + 1}")
-            else:
-                seen[did] = position
-            score = run.scores[query][position]
-            if score is not None and (
-                isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score)
-            ):
-                problems.append(f"{run.where(query, position)}: score {score!r} is not a finite number")
-    missing = [qid for qid in query_ids if qid not in first_seen]
-    problems += [f"query {qid!r}: missing from the run" for qid in missing]
-    raise_problems(run.path, problems)
+# ---------------------------------------------------------------------------------------------------------------
+# Validation
+
+
+def validate(run: Run, truth, ignore_unknown_queries: bool = False) -> pa.ListArray:
+    """Check ``run`` against ``truth`` and return its rankings aligned with ``truth.query_ids``.
+
+    Every judged query exactly once (queries without judgments may appear and are not scored), every id in the
+    corpus and once per ranking, scores finite numbers. ``ignore_unknown_queries`` sets aside the entries of
+    queries that are not the benchmark's (a Kaggle file holding another track's rows), with a note saying how many.
+    """
+    benchmark_queries = pa.concat_arrays([truth.query_ids, truth.unjudged_query_ids])
+    known = pc.is_in(run.query_ids, value_set=benchmark_queries).to_numpy(zero_copy_only=False)
+    if ignore_unknown_queries and not known.all():
+        run.notes.append(f"{int((~known).sum())} entries of {run.path} are not queries of the benchmark and were set "
+                         "aside (--ignore-unknown-queries).")
+        _keep_entries(run, np.flatnonzero(known))
+        known = known[known]
+    found = []  # (count, messages of the first few) per kind of problem
+
+    def report(at, message):
+        found.append((len(at), [message(int(i)) for i in at[:MAX_LISTED]]))
+
+    report(np.flatnonzero(~known), lambda e: f"{run.where(e)}: not a query of the benchmark")
+    query = pc.dictionary_encode(run.query_ids).indices.to_numpy()  # codes in order of first appearance
+    first_entry = np.unique(query, return_index=True)[1][query]
+    report(np.flatnonzero(first_entry != np.arange(len(query))),
+           lambda e: f"{run.where(e)}: appears again (first at {run.origin(first_entry[e])})")
+    ids = run.rankings.values
+    entry_of = pc.list_parent_indices(run.rankings).to_numpy()
+    position = np.arange(len(ids)) - run.rankings.offsets.to_numpy()[entry_of]
+    codes = pc.index_in(ids, value_set=truth.corpus_ids)
+    in_corpus = codes.is_valid().to_numpy(zero_copy_only=False)
+    report(np.flatnonzero(~in_corpus),
+           lambda i: f"{run.where(entry_of[i], position[i])}: {ids[i].as_py()!r} is not in the corpus")
+    pairs = entry_of * len(truth.corpus_ids) + codes.fill_null(0).to_numpy()
+    order = np.argsort(pairs, kind="stable")  # equal pairs side by side, earlier positions first
+    repeated = order[1:][(pairs[order][1:] == pairs[order][:-1]) & in_corpus[order][1:]]
+    first_position = {}
+    for i in np.sort(repeated)[:MAX_LISTED]:
+        first_position[i] = position[order[np.searchsorted(pairs[order], pairs[i])]]
+    report(np.sort(repeated),
+           lambda i: f"{run.where(entry_of[i], position[i])}: {ids[i].as_py()!r} already at position {first_position[i] + 1}")
+    scores = run.scores.values
+    not_finite = pc.and_(scores.is_valid(), pc.invert(pc.is_finite(scores))).to_numpy(zero_copy_only=False)
+    report(np.flatnonzero(not_finite),
+           lambda i: f"{run.where(entry_of[i], position[i])}: score {scores[i].as_py()!r} is not a finite number")
+    missing = pc.filter(truth.query_ids, pc.invert(pc.is_in(truth.query_ids, value_set=run.query_ids))).to_pylist()
+    found.append((len(missing), [f"query {qid!r}: missing from the run" for qid in missing[:MAX_LISTED]]))
+    raise_problems(run.path, [m for _, messages in found for m in messages], total=sum(n for n, _ in found))
+    return pc.take(run.rankings, pc.index_in(truth.query_ids, value_set=run.query_ids))
+
+
+def _keep_entries(run: Run, keep) -> None:
+    take = pa.array(keep, pa.int64())
+    run.query_ids, run.rankings, run.scores = run.query_ids.take(take), run.rankings.take(take), run.scores.take(take)
+    run.lines = run.lines.take(take) if run.lines is not None else None
 
 
 def check_pool(run: Run, baseline: Run) -> None:
     """For reranking: each query's candidates are exactly the baseline's pool for that query."""
-    pools = dict(zip(baseline.query_ids, baseline.rankings))
+    pools = dict(zip(baseline.query_ids.to_pylist(), baseline.rankings.to_pylist()))
     problems = []
-    for query, qid in enumerate(run.query_ids):
-        pool = set(pools.get(qid, ()))
-        ranked = set(run.rankings[query])
+    for entry, (qid, ranked) in enumerate(zip(run.query_ids.to_pylist(), run.rankings.to_pylist())):
+        pool, ranked = set(pools.get(qid, ())), set(ranked)
         extra, missing = sorted(ranked - pool), sorted(pool - ranked)
         if extra:
-            problems.append(f"{run.where(query)}: {len(extra)} id(s) not in the baseline pool, e.g. {extra[0]!r}")
+            problems.append(f"{run.where(entry)}: {len(extra)} id(s) not in the baseline pool, e.g. {extra[0]!r}")
         if missing:
-            problems.append(f"{run.where(query)}: {len(missing)} id(s) of the baseline pool missing, e.g. {missing[0]!r}")
+            problems.append(f"{run.where(entry)}: {len(missing)} id(s) of the baseline pool missing, e.g. {missing[0]!r}")
     raise_problems(run.path, problems, what=f"is not a reranking of {baseline.path}")
 
 
-def raise_problems(path: str, problems: list, what: str = "does not fit the benchmark") -> None:
+def raise_problems(path: str, problems: list, what: str = "does not fit the benchmark", total: int = 0) -> None:
     if problems:
+        total = max(total, len(problems))
         listed = "\n  ".join(problems[:MAX_LISTED])
-        more = f"\n  ... and {len(problems) - MAX_LISTED} more" if len(problems) > MAX_LISTED else ""
-        raise RunError(f"{path} {what}: {len(problems)} problem(s):\n  {listed}{more}")
+        more = f"\n  ... and {total - min(len(problems), MAX_LISTED)} more" if total > MAX_LISTED else ""
+        raise RunError(f"{path} {what}: {total} problem(s):\n  {listed}{more}")
 
 
-def aligned(run: Run, query_ids) -> list:
-    """The run's rankings in the order of ``query_ids`` (a validated run has each exactly once)."""
-    by_query = dict(zip(run.query_ids, run.rankings))
-    return [by_query[qid] for qid in query_ids]
+# ---------------------------------------------------------------------------------------------------------------
+# Writing
+
+
+def write_run(path, query_ids, rankings, scores=None) -> Path:
+    """Write the official JSON run (one entry per query, ``did`` and ``score``), atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scores = scores if scores is not None else [[None] * len(ranking) for ranking in rankings]
+    entries = [
+        {"qid": qid, "ranked": [{"did": did, "score": score} for did, score in zip(ranking, row_scores)]}
+        for qid, ranking, row_scores in zip(query_ids, rankings, scores)
+    ]
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(entries, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+    return path

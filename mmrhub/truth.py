@@ -1,86 +1,195 @@
-"""Ground truth of each benchmark, read through the builders (``mipr.load`` / ``m2kr.load``) as Arrow columns."""
+"""What scoring needs of a benchmark, read from its tables alone: no images, no archives, no ``datasets``.
+
+MIPR: the annotation JSON Lines, the corpus' ``item_id`` and ``treecate_full_path``, the queries' ``idx``.
+M2KR: the id columns of the three Parquet tables, and ``question`` for the task split.
+
+The checks here are vectorised and only decide *whether* the tables are valid. When one fails, the benchmark's
+builder validates the same files (importing ``datasets``, seconds, on this error path only), so a user sees
+exactly the builder's error naming the file, the line or id, and what was expected.
+"""
 
 from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.json as paj
+import pyarrow.parquet as pq
 
-from mmrhub.benchmarks import builder_module
 from mmrhub.metrics.m2kr import m2kr_measures
 from mmrhub.metrics.mipr import mipr_measures
-from mmrhub.runs import read_run
-from mmrhub.runs import restore_stripped_ids
-from mmrhub.runs import validate
+
+_STRING = pa.string()
+MIPR_SCHEMAS = {
+    "mipr_annotation.jsonl": pa.schema(
+        [("idx", _STRING), ("items", pa.list_(pa.struct([("item_id", _STRING), ("final_grade", _STRING)])))]
+    ),
+    "mipr_query.jsonl": pa.schema([("idx", _STRING)]),
+    "mipr_corpus.jsonl": pa.schema([("item_id", _STRING), ("treecate_full_path", _STRING)]),
+}
+M2KR_COLUMNS = {
+    "challenge_answers": ["question_id", "pos_item_ids"],
+    "challenge_data": ["question_id", "question"],
+    "challenge_passage": ["passage_id"],
+}
+M2KR_TASKS = ("image-to-document", "image+text-to-document")  # no question / a question
+
+
+class TruthError(ValueError):
+    """The tables are invalid, but the builder found nothing wrong: a check here disagrees with the builder's."""
+
 
 @dataclass
 class Truth:
-    benchmark: str
-    query_ids: list
-    corpus_ids: frozenset
-    prepared: object  # mipr_measures.Qrels or m2kr_measures.Positives
-    groups: object = None  # per-query labels for the breakdown (M2KR task), aligned with query_ids
+    """The judged queries (rows of ``judgments``, in order), the corpus ids, and what the user should know."""
+
+    query_ids: pa.Array
+    corpus_ids: pa.Array
+    judgments: object  # mipr_measures.Qrels or m2kr_measures.Positives
+    breakdown: dict  # evaluate_run's keyword for per-group means
+    unjudged_query_ids: pa.Array  # queries of the benchmark without judgments: a run may list them, unscored
+    notes: list = field(default_factory=list)
 
 
-def _arrow(dataset, columns) -> pa.Table:
-    """Only the named columns, as Arrow: the image columns are never decoded."""
-    return dataset.select_columns(columns).with_format("arrow")[:]
+def _all_valid(*arrays) -> bool:
+    """No nulls, and valid UTF-8 (the JSON reader passes invalid bytes through)."""
+    try:
+        for array in arrays:
+            array.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return not any(array.null_count for array in arrays)
 
 
-def prepare_mipr(qrels: pa.Table, corpus: pa.Table):
-    """MIPR judgments (``idx``, ``items``) and corpus (``item_id``, ``treecate_full_path``), as the builder
-    yields them -> the metric's prepared ``Qrels``, without a round trip through Python objects."""
+def _unique(array) -> bool:
+    return pc.count_distinct(array).as_py() == len(array)
+
+
+def _read_jsonl(path: Path, schema: pa.Schema):
+    """The table, or None when pyarrow cannot read it with this schema (the builder then names the problem)."""
+    options = paj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+    try:
+        return paj.read_json(path, read_options=paj.ReadOptions(block_size=1 << 24), parse_options=options)
+    except pa.ArrowInvalid:
+        return None
+
+
+def _builder_error(build, where: str):
+    """Run the builder on the same files; it raises its own named error. If it does not, say what we found."""
+    build()
+    raise TruthError(
+        f"{where}: the scoring tables failed a check that the builder passed; please report this with the files."
+    )
+
+
+def read_mipr(data_dir) -> Truth:
+    folder = Path(data_dir)
+    tables = {name: _read_jsonl(folder / name, schema) for name, schema in MIPR_SCHEMAS.items()}
+    for name, table in tables.items():
+        if not (folder / name).is_file():
+            raise FileNotFoundError(f"{folder / name} does not exist: --data-dir must hold the official MIPR files.")
+    if not _mipr_valid(tables):
+        import mipr
+
+        def build():
+            for config in ("queries", "corpus", "qrels"):
+                mipr.load(config, data_dir=str(folder), check_images=False)
+
+        _builder_error(build, str(folder))
+    qrels, queries, corpus = tables["mipr_annotation.jsonl"], tables["mipr_query.jsonl"], tables["mipr_corpus.jsonl"]
     items = qrels["items"].combine_chunks()
-    flat = pc.list_flatten(items)
-    item_ids = pa.ListArray.from_arrays(items.offsets, pc.struct_field(flat, "item_id"))
-    grades = pa.ListArray.from_arrays(items.offsets, pc.struct_field(flat, "final_grade"))
-    return mipr_measures.Qrels.with_corpus_categories(
-        item_ids, grades, corpus["item_id"], corpus["treecate_full_path"], query_ids=qrels["idx"].to_pylist()
+    item_ids = pc.struct_field(items.values, [0])
+    rows = pc.index_in(item_ids, value_set=corpus["item_id"].combine_chunks())
+    categories = corpus["treecate_full_path"].combine_chunks().take(rows)
+    judgments = mipr_measures.Qrels(
+        pa.ListArray.from_arrays(items.offsets, item_ids),
+        pa.ListArray.from_arrays(items.offsets, pc.struct_field(items.values, [1])),
+        pa.ListArray.from_arrays(items.offsets, categories),
+        query_ids=qrels["idx"].to_pylist(),
     )
+    query_ids = qrels["idx"].combine_chunks()
+    unjudged = pc.filter(queries["idx"], pc.invert(pc.is_in(queries["idx"], value_set=query_ids))).combine_chunks()
+    notes = _coverage_notes(folder / "mipr_query.jsonl", len(unjudged), pc.list_value_length(items), query_ids)
+    return Truth(query_ids, corpus["item_id"].combine_chunks(), judgments, {"by_category": True}, unjudged, notes)
 
 
-def mipr_truth(data_dir=None) -> Truth:
-    mipr = builder_module("mipr")
-    qrels = _arrow(mipr.load("qrels", data_dir), ["idx", "items"])
-    corpus = _arrow(mipr.load("corpus", data_dir), ["item_id", "treecate_full_path"])
-    prepared = prepare_mipr(qrels, corpus)
-    return Truth("mipr", prepared.query_ids, frozenset(corpus["item_id"].to_pylist()), prepared)
+def _mipr_valid(tables) -> bool:
+    if any(table is None for table in tables.values()):
+        return False
+    qrels, queries, corpus = tables["mipr_annotation.jsonl"], tables["mipr_query.jsonl"], tables["mipr_corpus.jsonl"]
+    items = pc.list_flatten(qrels["items"])
+    item_ids, grades = pc.struct_field(items, [0]), pc.struct_field(items, [1])
+    columns = [qrels["idx"], items, item_ids, grades, queries["idx"], corpus["item_id"], corpus["treecate_full_path"]]
+    if not (_all_valid(*columns) and _unique(qrels["idx"]) and _unique(queries["idx"]) and _unique(corpus["item_id"])):
+        return False
+    codes = pc.index_in(item_ids, value_set=corpus["item_id"].combine_chunks())
+    if codes.null_count or not pc.all(pc.is_in(qrels["idx"], value_set=queries["idx"].combine_chunks())).as_py():
+        return False
+    if not pc.all(pc.is_in(grades, value_set=pa.array(list(mipr_measures.GAINS)))).as_py():
+        return False
+    # no product judged twice for one query: (query, product) pairs as distinct integers
+    pairs = pc.list_parent_indices(qrels["items"]).to_numpy() * len(corpus) + codes.to_numpy()
+    return len(np.unique(pairs)) == len(pairs)
 
 
-def m2kr_truth(data_dir=None) -> Truth:
-    m2kr = builder_module("m2kr")
-    answers = _arrow(m2kr.load("challenge_answers", data_dir), ["question_id", "pos_item_ids"])
-    questions = _arrow(m2kr.load("challenge_data", data_dir), ["question_id", "task"])
-    passages = _arrow(m2kr.load("challenge_passage", data_dir), ["passage_id"])
-    query_ids = answers["question_id"].to_pylist()
-    task = dict(zip(questions["question_id"].to_pylist(), questions["task"].to_pylist()))
-    groups = [task[qid] for qid in query_ids]
-    prepared = m2kr_measures.Positives(answers["pos_item_ids"], query_ids=query_ids)
-    return Truth("m2kr", query_ids, frozenset(passages["passage_id"].to_pylist()), prepared, groups)
+def read_m2kr(data_dir) -> Truth:
+    folder = Path(data_dir)
+    tables = {config: _read_parquet(folder, config, columns) for config, columns in M2KR_COLUMNS.items()}
+    if not _m2kr_valid(tables):
+        import m2kr
+
+        _builder_error(lambda: m2kr.load("challenge_answers", data_dir=str(folder), check_images=False), str(folder))
+    answers, questions, passages = tables["challenge_answers"], tables["challenge_data"], tables["challenge_passage"]
+    query_ids = answers["question_id"].combine_chunks()
+    rows = pc.index_in(query_ids, value_set=questions["question_id"].combine_chunks())
+    has_question = pc.not_equal(pc.fill_null(questions["question"], ""), "").combine_chunks().take(rows)
+    tasks = np.where(has_question.to_numpy(zero_copy_only=False), M2KR_TASKS[1], M2KR_TASKS[0]).tolist()
+    judgments = m2kr_measures.Positives(answers["pos_item_ids"], query_ids=query_ids.to_pylist())
+    unjudged = pc.filter(
+        questions["question_id"], pc.invert(pc.is_in(questions["question_id"], value_set=query_ids))
+    ).combine_chunks()
+    notes = _coverage_notes(folder / "challenge_data", len(unjudged), pc.list_value_length(answers["pos_item_ids"]), query_ids)
+    return Truth(query_ids, passages["passage_id"].combine_chunks(), judgments, {"tasks": tasks}, unjudged, notes)
 
 
-def load_truth(benchmark: str, data_dir=None) -> Truth:
-    return {"mipr": mipr_truth, "m2kr": m2kr_truth}[benchmark](data_dir)
+def _read_parquet(folder: Path, config: str, columns):
+    """The named columns of ``<config>/train-*.parquet``, or None when they cannot be read as such."""
+    files = sorted((folder / config).glob("train-*.parquet"))
+    if not files:
+        raise FileNotFoundError(f"No {config}/train-*.parquet under {folder}: --data-dir must hold the M2KR tables.")
+    try:
+        return pa.concat_tables(pq.read_table(path, columns=columns) for path in files)
+    except (pa.ArrowInvalid, KeyError, OSError):
+        return None
 
 
-def score(truth: Truth, rankings, k, per_query=False, breakdown=False, capped_recall=False, variants=("recall",)):
-    """The metric module's evaluate_run on rankings aligned with ``truth.query_ids``."""
-    if truth.benchmark == "mipr":
-        return mipr_measures.evaluate_run(
-            truth.prepared, rankings, k=k, capped_recall=capped_recall, per_query=per_query, by_category=breakdown
+def _m2kr_valid(tables) -> bool:
+    if any(table is None for table in tables.values()):
+        return False
+    answers, questions, passages = tables["challenge_answers"], tables["challenge_data"], tables["challenge_passage"]
+    positives = answers["pos_item_ids"]
+    if not pa.types.is_list(positives.type) or not pa.types.is_string(positives.type.value_type):
+        return False
+    ids = [answers["question_id"], questions["question_id"], passages["passage_id"]]
+    if not (_all_valid(*ids, positives, pc.list_flatten(positives)) and all(map(_unique, ids))):
+        return False
+    if not pc.all(pc.greater(pc.list_value_length(positives), 0)).as_py():
+        return False
+    known_queries = pc.is_in(answers["question_id"], value_set=questions["question_id"].combine_chunks())
+    known_passages = pc.is_in(pc.list_flatten(positives), value_set=passages["passage_id"].combine_chunks())
+    return pc.all(known_queries).as_py() and pc.all(known_passages).as_py() is not False
+
+
+def _coverage_notes(queries_source, num_unjudged: int, list_lengths, query_ids) -> list:
+    """Judgments that change what the means are over, said with counts rather than silently."""
+    notes = []
+    if num_unjudged:
+        notes.append(
+            f"{num_unjudged} queries of {queries_source} have no judgment row: they are left out of every mean."
         )
-    return m2kr_measures.evaluate_run(
-        truth.prepared, rankings, k=k, variants=variants, per_query=per_query, tasks=truth.groups if breakdown else None
-    )
-
-
-def default_k(benchmark: str) -> tuple:
-    return {"mipr": mipr_measures, "m2kr": m2kr_measures}[benchmark].DEFAULT_K
-
-
-def read_valid_run(truth: Truth, path):
-    """Read a run file and validate it against the benchmark (Kaggle CSV ids get their 'A' back first)."""
-    run = read_run(path)
-    if run.format == "kaggle":
-        restore_stripped_ids(run, truth.corpus_ids)
-    validate(run, truth.query_ids, truth.corpus_ids)
-    return run
+    empty = int(pc.sum(pc.equal(list_lengths, 0)).as_py() or 0)
+    if empty:
+        notes.append(f"{empty} judged queries have an empty judgment list: they score 0 and stay in the means.")
+    return notes

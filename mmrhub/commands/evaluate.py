@@ -1,79 +1,113 @@
-"""``mmrhub evaluate {mipr,m2kr} RUN``: validate a run file and print its scores as a Markdown table."""
+"""``mmrhub evaluate {mipr,m2kr} RUN [RUN ...]``: validate run files and print one table, a row per run."""
 
 import sys
 
 from mmrhub.benchmarks import BENCHMARKS
-from mmrhub.truth import default_k
-from mmrhub.truth import load_truth
-from mmrhub.truth import read_valid_run
-from mmrhub.truth import score
-from mmrhub.report import per_query_table
-from mmrhub.report import table
-from mmrhub.report import write_json
-from mmrhub.runs import RunError
-from mmrhub.runs import aligned
-from mmrhub.runs import check_pool
+from mmrhub.scoring import score_runs
+from mmrhub.tables import per_query_table
+from mmrhub.tables import table
+from mmrhub.tables import write_json
 
 
-def add_common_options(parser, benchmark: str) -> None:
-    parser.add_argument("--data-dir", help=f"the {benchmark.upper()} data folder (default: the bundled sample)")
-    parser.add_argument("--k", type=int, nargs="+", help=f"cutoffs (default: {' '.join(map(str, default_k(benchmark)))})")
-    parser.add_argument("--json", metavar="OUT", help="also write aggregate and per-query values (in [0, 1]) to OUT")
-    if benchmark == "mipr":
-        parser.add_argument("--capped-recall", action="store_true", help="also report R-L1-capped@k (min(k, |L1|))")
-    else:
-        parser.add_argument(
-            "--variants", nargs="+", default=["recall"], choices=["recall", "hit", "strict"],
-            help="recall: the challenge's; hit: FLMR's Recall@K (any positive); strict: all positives",
-        )
+def add_scoring_arguments(parser, benchmark) -> None:
+    """What every scoring command takes: the data, the cutoffs, the benchmark's options, --json."""
+    parser.add_argument("--data-dir", help=f"the {benchmark.title} data folder (default: the bundled sample)")
+    k = " ".join(map(str, benchmark.measures.DEFAULT_K))
+    parser.add_argument("--k", type=int, nargs="+", help=f"cutoffs (default: {k})")
+    for option in benchmark.options:
+        flag = "--" + option.name.replace("_", "-")
+        if option.many:
+            parser.add_argument(flag, nargs="+", choices=option.choices, default=list(option.default), help=option.help)
+        else:
+            parser.add_argument(flag, choices=option.choices, default=option.default,
+                                help=f"{option.help} (default: {option.default})")
+    parser.add_argument(
+        "--ignore-unknown-queries", action="store_true",
+        help="set aside entries of queries that are not the benchmark's (e.g. another track's rows in a Kaggle "
+        "file), saying how many; without it they are an error",
+    )
+    parser.add_argument("--json", metavar="OUT", help="also write every value (in [0, 1], aggregate and per query)")
+    parser.set_defaults(benchmark=benchmark)
+
+
+def scoring_options(args) -> dict:
+    """The measures' keywords (cutoffs and options) and the oracle's, from the parsed arguments."""
+    measures = {"k": tuple(args.k or args.benchmark.measures.DEFAULT_K)}
+    oracle = {}
+    for option in args.benchmark.options:
+        value = getattr(args, option.name)
+        (oracle if option.oracle else measures)[option.name] = tuple(value) if option.many else value
+    return measures, oracle
+
+
+def load_truth(args):
+    """The benchmark's judgments from --data-dir, or from the bundled sample, saying so once."""
+    benchmark = args.benchmark
+    data_dir = args.data_dir or benchmark.sample_dir
+    return benchmark.read_truth(data_dir)
+
+
+def sample_caption(args, truth) -> str:
+    """Said under every table scored on the bundled sample, so its numbers are never taken for the benchmark's."""
+    if args.data_dir is not None:
+        return ""
+    return (f"\n\n_Bundled {args.benchmark.title} sample ({len(truth.query_ids)} queries), not the benchmark: its "
+            "numbers mean nothing. Pass --data-dir for the real data._")
+
+
+def print_notes(truth, rows) -> None:
+    notes = truth.notes + [note for row in rows if row.run is not None for note in row.run.notes]
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+
+
+def json_payload(args, truth, rows, options) -> dict:
+    runs = []
+    for row in rows:
+        result = dict(row.result)
+        per_query = result.pop("per_query")
+        groups = {args.benchmark.breakdown.key: result.pop(args.benchmark.breakdown.key)} if args.breakdown else {}
+        query_ids = per_query.pop("query_id")
+        values = {qid: {name: column[i] for name, column in per_query.items()} for i, qid in enumerate(query_ids)}
+        runs.append({"name": row.name, "run": row.run.path if row.run else None, "aggregate": result, **groups,
+                     "per_query": values})
+    return {"benchmark": args.benchmark.name, "data_dir": str(args.data_dir or args.benchmark.sample_dir),
+            "sample": args.data_dir is None, "options": options, "notes": truth.notes, "runs": runs}
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("evaluate", help="score a run file (official JSON, TREC, or M2KR Kaggle CSV)")
-    benchmarks = parser.add_subparsers(dest="benchmark", required=True)
-    for benchmark in BENCHMARKS:
-        sub = benchmarks.add_parser(benchmark, help=f"score a {benchmark.upper()} run")
-        sub.add_argument("run", help="the run file")
-        add_common_options(sub, benchmark)
+    parser = subparsers.add_parser("evaluate", help="score run files (official JSON, TREC, M2KR Kaggle CSV): one table")
+    benchmarks = parser.add_subparsers(dest="benchmark_name", required=True, metavar="{mipr,m2kr}")
+    for benchmark in BENCHMARKS.values():
+        sub = benchmarks.add_parser(benchmark.name, help=f"score {benchmark.title} runs")
+        sub.add_argument("runs", nargs="+", metavar="RUN", help="run files; each gets a row")
+        sub.add_argument("--name", action="append", help="a row's name, once per run (default: the file's stem)")
+        sub.add_argument("--oracle", metavar="BASELINE", help="add the Candidate-pool Oracle row of this run's pools")
+        sub.add_argument("--rerank", metavar="BASELINE", help="check that every other run ranks exactly this run's pools")
+        sub.add_argument(benchmark.breakdown.flag, dest="breakdown", action="store_true", help="also print the means per group")
         sub.add_argument("--per-query", action="store_true", help="also print every query's values")
-        group = "--by-category" if benchmark == "mipr" else "--by-task"
-        sub.add_argument(group, dest="breakdown", action="store_true", help="also print the means per group")
-        sub.add_argument("--rerank", metavar="BASELINE", help="check each query's candidates are the baseline's pool")
+        add_scoring_arguments(sub, benchmark)
         sub.set_defaults(func=run)
 
 
-def options(args) -> dict:
-    """Scoring options shared by evaluate, oracle and compare."""
-    extra = {"capped_recall": args.capped_recall} if args.benchmark == "mipr" else {"variants": tuple(args.variants)}
-    return {"k": tuple(args.k or default_k(args.benchmark)), **extra}
-
-
-def json_payload(args, run, truth, result) -> dict:
-    per_query = result.pop("per_query")
-    groups = {key: result.pop(key) for key in ("by_category", "by_task") if key in result}
-    rows = {qid: {name: values[i] for name, values in per_query.items() if name != "query_id"}
-            for i, qid in enumerate(truth.query_ids)}
-    return {"benchmark": args.benchmark, "run": run.path, "aggregate": result, **groups, "per_query": rows}
-
-
 def run(args) -> int:
-    try:
-        truth = load_truth(args.benchmark, args.data_dir)
-        run_file = read_valid_run(truth, args.run)
-        if args.rerank:
-            check_pool(run_file, read_valid_run(truth, args.rerank))
-        result = score(truth, aligned(run_file, truth.query_ids), per_query=True, breakdown=args.breakdown, **options(args))
-    except (RunError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    print(table([(run_file.name, result)]))
-    for key, label in (("by_category", "Top-level category"), ("by_task", "Task")):
-        if key in result:
-            print()
-            print(table(sorted(result[key].items()), label=label, extra=("num_queries",)))
-    if args.per_query:
-        print()
-        print(per_query_table(result["per_query"], truth.query_ids))
+    truth = load_truth(args)
+    measures, oracle = scoring_options(args)
+    options = {**measures, **oracle}
+    rows = score_runs(
+        args.benchmark, truth, args.runs, names=args.name, oracle=args.oracle, rerank=args.rerank, options=measures,
+        oracle_options=oracle, breakdown=args.breakdown, ignore_unknown_queries=args.ignore_unknown_queries,
+    )
+    print_notes(truth, rows)
+    print(table([(row.name, row.result) for row in rows]) + sample_caption(args, truth))
+    breakdown = args.benchmark.breakdown
+    for row in rows if args.breakdown else ():
+        print(f"\n{row.name}:\n")
+        groups = sorted(row.result[breakdown.key].items())
+        print(table(groups, label=breakdown.label, extra=("num_queries",)))
+    for row in rows if args.per_query else ():
+        print(f"\n{row.name}, per query:\n")
+        print(per_query_table(row.result["per_query"]))
     if args.json:
-        write_json(args.json, json_payload(args, run_file, truth, result))
+        write_json(args.json, json_payload(args, truth, rows, options))
     return 0

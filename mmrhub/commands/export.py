@@ -1,46 +1,34 @@
 """``mmrhub export``: write a benchmark as a script-free Hub dataset repo folder (Parquet + README.md card)."""
 
-import sys
-
-from mmrhub.export.parquet import MAX_SHARD_SIZE
 from mmrhub.benchmarks import BENCHMARKS
-from mmrhub.export.repo import FORMATS
-from mmrhub.export.repo import export
+from mmrhub.export import FORMATS
 
 
 def register(subparsers):
     parser = subparsers.add_parser("export", help="write a Hub-ready dataset repo folder (Parquet per config + card)")
-    parser.add_argument("benchmark", choices=BENCHMARKS)
+    parser.add_argument("benchmark", choices=list(BENCHMARKS))
     parser.add_argument("out", help="the repo folder to create (written aside, then moved into place)")
     parser.add_argument("--data-dir", help="the benchmark's data folder or URL (default: the bundled sample)")
     parser.add_argument("--format", choices=FORMATS, default="hf", help="hf: the builder's configs; mteb: MTEB")
     parser.add_argument("--repo-id", help="the dataset repo the card's snippets name (default your-org/<benchmark>)")
     parser.add_argument("--metric-space", help="the metric Space named in the card (default your-org/<benchmark>)")
-    parser.add_argument(
-        "--max-shard-size", default=MAX_SHARD_SIZE, help=f"largest Parquet file (default {MAX_SHARD_SIZE})"
-    )
+    parser.add_argument("--max-shard-size", help="largest Parquet file (default: datasets' own, 500MB)")
     parser.add_argument("--overwrite", action="store_true", help="replace OUT once the new export is complete")
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
-    try:
-        return _run(args)
-    except (ValueError, OSError, RuntimeError) as err:
-        print(f"mmrhub export: {err}", file=sys.stderr)
-        return 1
+    from mmrhub.export.repo import export  # imports datasets: only when exporting
 
-
-def _run(args) -> int:
     out = export(
-        args.benchmark,
+        BENCHMARKS[args.benchmark],
         args.out,
         data_dir=args.data_dir,
         format=args.format,
         repo_id=args.repo_id,
         metric_space=args.metric_space,
         overwrite=args.overwrite,
-        max_shard_size=args.max_shard_size,
+        **({"max_shard_size": args.max_shard_size} if args.max_shard_size else {}),
     )
     print(f"wrote {out}")
     return 0

@@ -1,50 +1,37 @@
-"""``mmrhub oracle mipr BASELINE``: the candidate-pool oracle row (each query's pool reordered by true gain)."""
+"""``mmrhub oracle {mipr,m2kr} BASELINE``: the Candidate-pool Oracle row alone (each pool reordered by true gain).
 
-import sys
+The same row as ``mmrhub evaluate ... --oracle BASELINE``.
+"""
 
-import numpy as np
-
-from mmrhub.truth import load_truth
-from mmrhub.truth import read_valid_run
-from mmrhub.truth import score
-from mmrhub.commands.evaluate import add_common_options
+from mmrhub.benchmarks import BENCHMARKS
+from mmrhub.commands.evaluate import add_scoring_arguments
 from mmrhub.commands.evaluate import json_payload
-from mmrhub.commands.evaluate import options
-from mmrhub.report import table
-from mmrhub.report import write_json
-from mmrhub.runs import RunError
-from mmrhub.runs import aligned
-
-ROW_NAME = "Candidate-pool Oracle"
+from mmrhub.commands.evaluate import load_truth
+from mmrhub.commands.evaluate import print_notes
+from mmrhub.commands.evaluate import sample_caption
+from mmrhub.commands.evaluate import scoring_options
+from mmrhub.scoring import score_runs
+from mmrhub.tables import table
+from mmrhub.tables import write_json
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("oracle", help="score the ideal reordering of a baseline's candidate pools")
-    benchmarks = parser.add_subparsers(dest="benchmark", required=True)
-    sub = benchmarks.add_parser("mipr", help="MIPR: L1 first, then L2, then the rest; ties keep the baseline order")
-    sub.add_argument("baseline", help="the baseline run whose pools are reordered")
-    add_common_options(sub, "mipr")
-    sub.set_defaults(func=run)
-
-
-def oracle_rankings(qrels, rankings) -> list:
-    """Each pool sorted by gain, highest first; a stable sort keeps the baseline order within a grade."""
-    depth = max(map(len, rankings), default=1) or 1
-    gain, _ = qrels.judge(rankings, depth)
-    order = np.argsort(-gain, axis=1, kind="stable")
-    return [[ranking[i] for i in order[row, : len(ranking)]] for row, ranking in enumerate(rankings)]
+    benchmarks = parser.add_subparsers(dest="benchmark_name", required=True, metavar="{mipr,m2kr}")
+    for benchmark in BENCHMARKS.values():
+        sub = benchmarks.add_parser(benchmark.name, help=f"{benchmark.title}: relevant items first, by grade")
+        sub.add_argument("baseline", help="the baseline run whose pools are reordered")
+        add_scoring_arguments(sub, benchmark)
+        sub.set_defaults(func=run, breakdown=False)
 
 
 def run(args) -> int:
-    try:
-        truth = load_truth(args.benchmark, args.data_dir)
-        baseline = read_valid_run(truth, args.baseline)
-        rankings = oracle_rankings(truth.prepared, aligned(baseline, truth.query_ids))
-        result = score(truth, rankings, per_query=True, **options(args))
-    except (RunError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    print(table([(ROW_NAME, result)]))
+    truth = load_truth(args)
+    measures, oracle = scoring_options(args)
+    rows = score_runs(args.benchmark, truth, [], oracle=args.baseline, options=measures, oracle_options=oracle,
+                      ignore_unknown_queries=args.ignore_unknown_queries)
+    print_notes(truth, rows)
+    print(table([(row.name, row.result) for row in rows]) + sample_caption(args, truth))
     if args.json:
-        write_json(args.json, json_payload(args, baseline, truth, result))
+        write_json(args.json, json_payload(args, truth, rows, {**measures, **oracle}))
     return 0

@@ -1,32 +1,20 @@
 """``mmrhub push``: publish an exported dataset folder, or a metric folder as a Space, with ``huggingface_hub``."""
 
-import sys
-
-from mmrhub.push import REPO_TYPES
-from mmrhub.push import describe
-from mmrhub.push import plan
-from mmrhub.push import push
-
-
 def register(subparsers):
     parser = subparsers.add_parser("push", help="upload an exported dataset repo or a metric folder (as a Space)")
     parser.add_argument("folder", help="an `mmrhub export` folder, or metrics/mipr / metrics/m2kr")
     parser.add_argument("repo_id", help="org/name on the Hub")
-    parser.add_argument("--repo-type", choices=REPO_TYPES, help="default: space for a folder with app.py, else dataset")
+    parser.add_argument("--repo-type", help="dataset or space (default: space for a folder with app.py, else dataset)")
     parser.add_argument("--private", action="store_true", help="create the repo private")
     parser.add_argument("--dry-run", action="store_true", help="list what would be uploaded; touch nothing")
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
-    try:
-        return _run(args)
-    except (ValueError, OSError, RuntimeError) as err:
-        print(f"mmrhub push: {err}", file=sys.stderr)
-        return 1
+    from mmrhub.push import describe  # imports huggingface_hub: only when pushing
+    from mmrhub.push import plan
+    from mmrhub.push import push
 
-
-def _run(args) -> int:
     upload = plan(args.folder, args.repo_id, repo_type=args.repo_type)
     print(describe(upload))
     if args.dry_run:

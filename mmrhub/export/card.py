@@ -9,7 +9,6 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard
 from huggingface_hub import DatasetCardData
 
-from mmrhub.export.card_text import TEXTS
 from mmrhub.export.parquet import WrittenSplit
 
 DEFAULT_LICENSE = "apache-2.0"
@@ -99,9 +98,8 @@ def size_category(num_rows: int) -> str:
     return "1M<n<10M" if num_rows < 10_000_000 else "10M<n<100M"
 
 
-def card_data(benchmark: str, configs: list, default_config: str, license: str, mteb: bool) -> DatasetCardData:
+def card_data(text: dict, configs: list, default_config: str, license: str, mteb: bool) -> DatasetCardData:
     """The card's YAML: ``configs:`` and ``dataset_info:`` written by ``datasets``' own serializers."""
-    text = TEXTS[benchmark]
     data = DatasetCardData(
         license=license,
         language=text["language"],
@@ -168,7 +166,7 @@ def grades_section(module, mteb: bool) -> str:
 
 
 def render(
-    benchmark: str,
+    benchmark,
     module,
     configs: list,
     default_config: str,
@@ -177,9 +175,9 @@ def render(
     mteb: bool = False,
 ) -> str:
     """The full README.md text; parsing it with ``huggingface_hub.DatasetCard`` gives back ``card_data``."""
-    text = TEXTS[benchmark]
+    text = benchmark.card
     license = getattr(module, "_LICENSE", DEFAULT_LICENSE)
-    data = card_data(benchmark, configs, default_config, license, mteb)
+    data = card_data(text, configs, default_config, license, mteb)
     load_lines = "\n".join(f'{c.name} = load_dataset("{repo_id}", "{c.name}", split="{c.split}")' for c in configs)
     if mteb:
         format_note = (

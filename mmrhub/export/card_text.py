@@ -92,5 +92,3 @@ metric = evaluate.load("{metric_space}")
 print(metric.compute(predictions=predictions, references=answers["pos_item_ids"]))
 ```""",
 }
-
-TEXTS = {"mipr": MIPR, "m2kr": M2KR}

@@ -1,23 +1,20 @@
 """The MTEB retrieval layout of a benchmark: ``corpus`` and ``queries`` (``id``, ``text``, ``image``) and
 ``qrels`` (``query-id``, ``corpus-id``, integer ``score``), built from the builders' tables."""
 
-import datasets
 import pyarrow as pa
 import pyarrow.compute as pc
 
 CONFIG_NAMES = ("corpus", "queries", "qrels")
 DEFAULT_CONFIG = "qrels"
-QRELS_FEATURES = datasets.Features(
-    {"query-id": datasets.Value("string"), "corpus-id": datasets.Value("string"), "score": datasets.Value("int32")}
-)
+QRELS_SCHEMA = pa.schema([("query-id", pa.string()), ("corpus-id", pa.string()), ("score", pa.int32())])
 
 
-def _rename(dataset: datasets.Dataset, columns: dict) -> datasets.Dataset:
+def _rename(dataset, columns: dict):
     """Keep ``columns`` (source name -> MTEB name), in MTEB's order."""
     return dataset.select_columns(list(columns)).rename_columns(columns)
 
 
-def _qrels(query_ids: pa.ChunkedArray, lists: pa.ChunkedArray, split) -> datasets.Dataset:
+def _qrels(query_ids: pa.ChunkedArray, lists: pa.ChunkedArray, split):
     """One qrels row per list element: ``lists`` holds, per query, structs ``(corpus-id, score)``."""
     lists = lists.combine_chunks()
     flat = pc.list_flatten(lists)
@@ -28,7 +25,9 @@ def _qrels(query_ids: pa.ChunkedArray, lists: pa.ChunkedArray, split) -> dataset
             "score": pc.struct_field(flat, [1]).cast(pa.int32()),
         }
     )
-    return datasets.Dataset(datasets.table.InMemoryTable(table.cast(QRELS_FEATURES.arrow_schema)), split=split)
+    import datasets  # here, not at the top: the benchmark declarations import this module, and scoring never builds
+
+    return datasets.Dataset(datasets.table.InMemoryTable(table.cast(QRELS_SCHEMA)), split=split)
 
 
 def mipr_tables(module, load):
@@ -63,10 +62,3 @@ def m2kr_tables(module, load):
     scored = pa.ListArray.from_arrays(positives.offsets, pairs)
     yield "qrels", _qrels(table["question_id"], pa.chunked_array([scored]), answers.split)
 
-
-TABLES = {"mipr": mipr_tables, "m2kr": m2kr_tables}
-
-
-def mteb_tables(benchmark: str, module, load):
-    """(config name, Dataset) in MTEB's order; ``load(config)`` loads one of the benchmark builder's configs."""
-    return TABLES[benchmark](module, load)

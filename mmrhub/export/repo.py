@@ -4,23 +4,19 @@ import logging
 from pathlib import Path
 from typing import Optional
 
-from mmrhub.benchmarks import builder_module
+from mmrhub.export import FORMATS
 from mmrhub.export.atomic import atomic_dir
 from mmrhub.export.card import ExportedConfig
 from mmrhub.export.card import render
 from mmrhub.export.mteb import DEFAULT_CONFIG as MTEB_DEFAULT_CONFIG
-from mmrhub.export.mteb import mteb_tables
 from mmrhub.export.parquet import MAX_SHARD_SIZE
 from mmrhub.export.parquet import write_split
 
 logger = logging.getLogger(__name__)
 
-FORMATS = ("hf", "mteb")
-DEFAULT_CONFIGS = {"mipr": "qrels", "m2kr": "challenge_data"}
-
 
 def export(
-    benchmark: str,
+    benchmark,
     out,
     data_dir: Optional[str] = None,
     format: str = "hf",
@@ -30,24 +26,25 @@ def export(
     max_shard_size=MAX_SHARD_SIZE,
     cache_dir: Optional[str] = None,
 ) -> Path:
-    """Build every config with the benchmark's builder and write the repo folder ``out`` atomically.
+    """Build every config with the builder of ``benchmark`` (a ``mmrhub.benchmarks.Benchmark``) and write the
+    repo folder ``out`` atomically.
 
     ``repo_id`` and ``metric_space`` only name the repos in the card's code snippets.
     """
     if format not in FORMATS:
         raise ValueError(f"Unknown export format {format!r}; expected one of {', '.join(FORMATS)}.")
-    module = builder_module(benchmark)
-    repo_id = repo_id or f"your-org/{benchmark}" + ("-mteb" if format == "mteb" else "")
-    metric_space = metric_space or f"your-org/{benchmark}"
+    module = benchmark.builder()
+    repo_id = repo_id or f"your-org/{benchmark.name}" + ("-mteb" if format == "mteb" else "")
+    metric_space = metric_space or f"your-org/{benchmark.name}"
 
     def load(config):
         return module.load(config, data_dir=data_dir, cache_dir=cache_dir)
 
     if format == "hf":
         tables = ((config, load(config)) for config in module.CONFIG_NAMES)
-        default_config = DEFAULT_CONFIGS[benchmark]
+        default_config = benchmark.default_config
     else:
-        tables = mteb_tables(benchmark, module, load)
+        tables = benchmark.mteb_tables(module, load)
         default_config = MTEB_DEFAULT_CONFIG
     with atomic_dir(out, overwrite=overwrite) as work:
         configs = []

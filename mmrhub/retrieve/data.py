@@ -1,53 +1,19 @@
 """Queries and corpus of a benchmark, loaded through its builder, read lazily by DataLoader workers."""
 
 import hashlib
-from dataclasses import dataclass
 
 import torch
 
-from mmrhub.benchmarks import builder_module
 
-
-@dataclass(frozen=True)
-class Table:
-    """Which builder config holds a side (queries or corpus) and which of its columns to use."""
-
-    config: str
-    id_column: str
-    text_column: str
-    image_name_column: str
-
-
-@dataclass(frozen=True)
-class Spec:
-    split: str
-    queries: Table
-    corpus: Table
-
-
-SPECS = {
-    "mipr": Spec(
-        split="test",
-        queries=Table("queries", "idx", "query", "image_url"),
-        corpus=Table("corpus", "item_id", "title", "pict_url"),
-    ),
-    "m2kr": Spec(
-        split="train",
-        queries=Table("challenge_data", "question_id", "question", "img_path"),
-        corpus=Table("challenge_passage", "passage_id", "passage_content", "page_screenshot"),
-    ),
-}
-
-
-def load_side(benchmark: str, side: str, data_dir=None, split=None):
-    """The queries or corpus ``Dataset`` of a benchmark (bundled sample without ``data_dir``) and its Table."""
-    spec = SPECS[benchmark]
-    table = getattr(spec, side)
-    dataset = builder_module(benchmark).load(table.config, data_dir=data_dir, split=split or spec.split)
+def load_side(benchmark, side: str, data_dir=None, split=None):
+    """The queries or corpus ``Dataset`` of a benchmark (bundled sample without ``data_dir``) and its Side."""
+    table = getattr(benchmark, side)
+    data_dir = str(data_dir or benchmark.sample_dir)
+    dataset = benchmark.builder().load(table.config, data_dir=data_dir, split=split or benchmark.split)
     return dataset, table
 
 
-def fingerprint(dataset, table: Table) -> str:
+def fingerprint(dataset, table) -> str:
     """Content hash of ids, texts and image names: what the embeddings depend on, independent of the data's path."""
     digest = hashlib.sha256()
     columns = dataset.select_columns([table.id_column, table.text_column, table.image_name_column])
@@ -62,7 +28,7 @@ def fingerprint(dataset, table: Table) -> str:
 class Items(torch.utils.data.Dataset):
     """(id, text or None, PIL image) rows; images are decoded in whichever process fetches them (the workers)."""
 
-    def __init__(self, dataset, table: Table):
+    def __init__(self, dataset, table):
         self.dataset = dataset.select_columns([table.id_column, table.text_column, "image"])
         self.table = table
 

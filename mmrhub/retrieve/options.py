@@ -12,7 +12,7 @@ SEARCHES = ("torch", "faiss")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    parser.add_argument("benchmark", choices=BENCHMARKS)
+    parser.add_argument("benchmark", choices=list(BENCHMARKS))
     parser.add_argument("--data-dir", help="the benchmark's data folder or URL (default: the bundled sample)")
     parser.add_argument("--split", help="split to load (default: the benchmark's own, test / train)")
     parser.add_argument("--output", "-o", help="run file to write (default: runs/<benchmark>_<model>.json)")
@@ -44,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     search.add_argument("--search", choices=SEARCHES, default="torch", help="exact top-k engine (faiss: IndexFlatIP)")
     search.add_argument(
         "--candidates", metavar="BASELINE",
-        help="MIPR rerank setting: a run file (e.g. <data>/baseline/qwen3_vl_embedding_8b_top50.json) whose "
+        help="rerank setting: a run file (e.g. MIPR's <data>/baseline/qwen3_vl_embedding_8b_top50.json) whose "
         "ranked items are each query's candidate pool",
     )
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
+from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.retrieve import distributed
 from mmrhub.retrieve.cache import EmbeddingCache
 from mmrhub.retrieve.data import Items
@@ -19,12 +20,14 @@ from mmrhub.retrieve.encoders import CORPUS
 from mmrhub.retrieve.encoders import QUERIES
 from mmrhub.retrieve.encoders import build_encoder
 from mmrhub.retrieve.options import DEFAULT_MODELS
+from mmrhub.retrieve.runfile import rankings
 from mmrhub.retrieve.runfile import read_pools
-from mmrhub.retrieve.runfile import to_run
-from mmrhub.retrieve.runfile import write_run
 from mmrhub.retrieve.topk import exact_topk
 from mmrhub.retrieve.topk import faiss_topk
 from mmrhub.retrieve.topk import pool_topk
+from mmrhub.runs import write_run
+from mmrhub.scoring import score_runs
+from mmrhub.tables import table
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -118,8 +121,6 @@ def search(queries, corpus, args, pools, context, phases):
 
 
 def run(args) -> int:
-    if args.candidates and args.benchmark != "mipr":
-        raise SystemExit("--candidates is the MIPR rerank setting; M2KR has no baseline pools.")
     if args.num_workers:
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     context = distributed.setup(args.device)
@@ -142,13 +143,15 @@ def _run(args, context) -> int:
     # Rank 0 prepares the builders' caches; the others then read them.
     if not context.is_main:
         distributed.barrier(context)
-    queries, query_table = load_side(args.benchmark, "queries", args.data_dir, args.split)
-    corpus, corpus_table = load_side(args.benchmark, "corpus", args.data_dir, args.split)
+    benchmark = BENCHMARKS[args.benchmark]
+    queries, query_table = load_side(benchmark, "queries", args.data_dir, args.split)
+    corpus, corpus_table = load_side(benchmark, "corpus", args.data_dir, args.split)
     if context.is_main:
         distributed.barrier(context)
     query_ids = queries[query_table.id_column]
     corpus_ids = corpus[corpus_table.id_column]
-    pools = read_pools(args.candidates, query_ids, corpus_ids) if args.candidates else None
+    truth = benchmark.read_truth(args.data_dir or benchmark.sample_dir) if context.is_main else None
+    pools = read_pools(args.candidates, truth, query_ids, corpus_ids) if args.candidates else None
 
     started = time.perf_counter()
     encoder = build_encoder(
@@ -163,12 +166,13 @@ def _run(args, context) -> int:
         return 0
 
     scores, indices = search(query_vectors, corpus_vectors, args, pools, context, phases)
-    output = write_run(to_run(query_ids, corpus_ids, scores, indices), args.output or default_output(args.benchmark, model_id))
+    ids, values = rankings(corpus_ids, scores, indices)
+    output = write_run(args.output or default_output(args.benchmark, model_id), query_ids, ids, values)
     phases.say(f"Run written to {output} ({len(query_ids):,} queries).")
     if not args.no_eval:
-        from mmrhub.retrieve.scoring import score_run
-
-        print(score_run(args.benchmark, output, args.data_dir, args.candidates))
+        options = {"k": benchmark.measures.DEFAULT_K}
+        rows = score_runs(benchmark, truth, [output], rerank=args.candidates, options=options)
+        print(table([(row.name, row.result) for row in rows]))
     if args.stats_json:
         stats = {"device": str(context.device), "world_size": context.world_size, "dtype": str(dtype),
                  "model": model_id, "backend": args.backend, "phases": phases.stats}
