@@ -43,6 +43,15 @@ class Option:
 
 
 @dataclass(frozen=True)
+class BundledRun:
+    """A run shipped with the data (the official download's, or the bundled sample's simulated stand-in)."""
+
+    name: str  # the row name of the official run (the seed's); a sample run is named by its file
+    official: str  # path under the official data folder, or "" if the official data ships none
+    sample: str  # path under the bundled sample
+
+
+@dataclass(frozen=True)
 class Breakdown:
     """Per-group means: the command-line flag, the table's first column and the result key."""
 
@@ -67,11 +76,25 @@ class Benchmark:
     breakdown: Breakdown
     card: dict  # the export card's prose
     mteb_tables: Callable  # (builder module, load) -> (config, Dataset) pairs in MTEB's layout
+    bundled_runs: tuple  # BundledRun: the first one's pools are the others' candidates and the oracle's
 
     @property
     def sample_dir(self) -> Path:
         """The bundled sample in the official layout (also inside an installed wheel)."""
         return SAMPLES / self.name
+
+    def runs_shipped_with(self, data_dir=None) -> list:
+        """(row name, path) of the runs shipped with the data folder (the bundled sample without one)."""
+        if data_dir is None:
+            return [(Path(run.sample).stem, self.sample_dir / run.sample) for run in self.bundled_runs]
+        shipped = [(run.name, Path(data_dir) / run.official) for run in self.bundled_runs if run.official]
+        missing = [str(path) for _, path in shipped if not path.is_file()]
+        if missing or not shipped:
+            raise FileNotFoundError(
+                f"{data_dir} holds no bundled runs of {self.title} ({', '.join(missing) or 'none are released'}): "
+                "name the run files to score."
+            )
+        return shipped
 
 
 def _mipr_builder() -> ModuleType:
@@ -101,6 +124,10 @@ MIPR = Benchmark(
     breakdown=Breakdown("--by-category", "Top-level category", "by_category"),
     card=card_text.MIPR,
     mteb_tables=mteb.mipr_tables,
+    bundled_runs=(
+        BundledRun("Qwen3-VL-Embedding-8B", "baseline/qwen3_vl_embedding_8b_top50.json", "baseline/simulated_embedding_top50.json"),
+        BundledRun("Qwen3-VL-Reranker-8B", "baseline/qwen3_vl_reranker_8b_top50.json", "baseline/simulated_reranker_top50.json"),
+    ),
 )
 
 M2KR = Benchmark(
@@ -123,6 +150,7 @@ M2KR = Benchmark(
     breakdown=Breakdown("--by-task", "Task", "by_task"),
     card=card_text.M2KR,
     mteb_tables=mteb.m2kr_tables,
+    bundled_runs=(BundledRun("", "", "baseline/simulated_top5.json"),),
 )
 
 BENCHMARKS = {benchmark.name: benchmark for benchmark in (MIPR, M2KR)}

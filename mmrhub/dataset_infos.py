@@ -5,7 +5,6 @@ import os
 from pathlib import Path
 
 from mmrhub.benchmarks import BENCHMARKS
-from mmrhub.benchmarks import builder_module
 from mmrhub.export.parquet import portable_features
 
 
@@ -16,13 +15,13 @@ def dataset_infos() -> dict:
     script and would then hold the real benchmark to the sample's split sizes.
     """
     infos = {}
-    for benchmark in BENCHMARKS:
-        module = builder_module(benchmark)
-        for config in module.CONFIG_NAMES:
-            dataset = module.load(config)
+    for benchmark in BENCHMARKS.values():
+        module = benchmark.builder()
+        for config in benchmark.configs:
+            dataset = module.load(config, data_dir=str(benchmark.sample_dir))
             info = dataset.info
-            infos[f"{benchmark}/{config}"] = {
-                "builder_name": benchmark,
+            infos[f"{benchmark.name}/{config}"] = {
+                "builder_name": benchmark.name,
                 "config_name": config,
                 "version": str(info.version),
                 "description": info.description,
@@ -31,13 +30,13 @@ def dataset_infos() -> dict:
                 "features": portable_features(info.features),
                 "splits": {str(dataset.split): {"name": str(dataset.split), "num_examples": dataset.num_rows}},
                 # Source bytes: Arrow sizes would depend on where the checkout lives (image paths are absolute).
-                "download_size": _source_bytes(module, config),
+                "download_size": _source_bytes(module, config, benchmark.sample_dir),
             }
     return infos
 
 
-def _source_bytes(module, config: str) -> int:
-    return sum(os.path.getsize(path) for path in module.source_files(config, str(module.SAMPLE_DIR)))
+def _source_bytes(module, config: str, data_dir) -> int:
+    return sum(os.path.getsize(path) for path in module.source_files(config, str(data_dir)))
 
 
 def render() -> str:

@@ -8,7 +8,6 @@ to name the entry or line at fault. Validation against a benchmark is vectorised
 import csv
 import io
 import json
-import math
 import os
 from dataclasses import dataclass
 from dataclasses import field
@@ -47,7 +46,8 @@ class Run:
     rankings: pa.ListArray
     scores: pa.ListArray
     lines: Optional[pa.ListArray] = None  # text formats: the line of each ranked id
-    notes: list = field(default_factory=list)
+    notes: list = field(default_factory=list)  # what the user should know, e.g. scores that contradict ranks
+    problems: list = field(default_factory=list)  # found while reading; validation reports them with its own
 
     @property
     def name(self) -> str:
@@ -144,7 +144,7 @@ def _read_json_slowly(path: str, data: bytes) -> Run:
         raise RunError(f"{path}: {line}not valid JSON ({getattr(err, 'msg', err)})") from None
     if not isinstance(entries, list):
         raise RunError(f'{path}: expected a JSON array of {{"qid", "ranked"}} objects, got {type(entries).__name__}')
-    query_ids, rankings, scores = [], [], []
+    query_ids, rankings, scores, problems = [], [], [], []
     for number, entry in enumerate(entries, 1):
         where = f"{path}: entry {number}"
         if not isinstance(entry, dict) or "qid" not in entry or "ranked" not in entry:
@@ -156,18 +156,20 @@ def _read_json_slowly(path: str, data: bytes) -> Run:
         for position, item in enumerate(entry["ranked"], 1):
             if not isinstance(item, dict) or not isinstance(item.get("did"), str):
                 raise RunError(f'{where} (query {entry["qid"]!r}) position {position}: expected {{"did": "<id>", "score": <number>}}')
+        row_scores = [item.get("score") for item in entry["ranked"]]
+        for position, score in enumerate(row_scores, 1):
+            if not _is_number(score):
+                problems.append(f"query {entry['qid']!r} position {position} (entry {number}): score {score!r} is not a finite number")
         query_ids.append(entry["qid"])
         rankings.append([item["did"] for item in entry["ranked"]])
-        scores.append([_score(item.get("score")) for item in entry["ranked"]])
+        scores.append([score if _is_number(score) else None for score in row_scores])
     return Run(path, "json", pa.array(query_ids, pa.string()), pa.array(rankings, pa.list_(pa.string())),
-               pa.array(scores, pa.list_(pa.float64())))
+               pa.array(scores, pa.list_(pa.float64())), problems=problems)
 
 
-def _score(value):
-    """A JSON score as a float; anything else as NaN, which validation names as not a finite number."""
-    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
-        return value
-    return math.nan
+def _is_number(value) -> bool:
+    """A score may be absent (None) or a JSON number; booleans and strings are not scores."""
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
 def _read_trec(path: str, data: bytes) -> Run:
@@ -213,7 +215,7 @@ def _read_trec_slowly(path: str, data: bytes) -> Run:
 
 def _trec_run(path, qids, dids, ranks, scores, lines) -> Run:
     """Group lines by query (in order of first appearance), each query ordered by its rank column."""
-    qids = qids.combine_chunks() if isinstance(qids, pa.ChunkedArray) else qids
+    qids, dids, scores = (a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in (qids, dids, scores))
     unique = pc.unique(qids)
     query = pc.index_in(qids, value_set=unique).to_numpy()
     order = np.lexsort((ranks, query))
@@ -291,7 +293,7 @@ def validate(run: Run, truth, ignore_unknown_queries: bool = False) -> pa.ListAr
                          "aside (--ignore-unknown-queries).")
         _keep_entries(run, np.flatnonzero(known))
         known = known[known]
-    found = []  # (count, messages of the first few) per kind of problem
+    found = [(len(run.problems), run.problems[:MAX_LISTED])]  # (count, messages of the first few) per kind
 
     def report(at, message):
         found.append((len(at), [message(int(i)) for i in at[:MAX_LISTED]]))

@@ -4,7 +4,7 @@ import pyarrow as pa
 import pytest
 from datasets.utils.file_utils import xopen
 
-from mmrhub.benchmarks import builder_module
+from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.export.parquet import file_name
 from mmrhub.export.repo import export
 
@@ -27,7 +27,7 @@ def exported(tmp_path_factory):
 
 
 def builder_table(benchmark: str, config: str) -> pa.Table:
-    return builder_module(benchmark).load(config).with_format("arrow")[:]
+    return BENCHMARKS[benchmark].builder().load(config).with_format("arrow")[:]
 
 
 def read_source(path: str) -> bytes:

@@ -64,11 +64,15 @@ def test_evaluate_mipr_prints_the_seed_table(capsys, tmp_path):
     for name, value in expected.items():
         assert values[name] == f"{100 * value:.2f}"
     saved = json.loads((tmp_path / "scores.json").read_text())
-    assert saved["aggregate"]["nDCG@10"] == pytest.approx(expected["nDCG@10"])
-    assert saved["aggregate"]["num_queries"] == len(plain) == 27
-    assert set(saved["per_query"]) == set(plain)
+    assert saved["sample"] is True and saved["benchmark"] == "mipr"
+    [run] = saved["runs"]
+    assert run["name"] == "simulated_embedding_top50" and run["run"] == str(EMBEDDING)
+    assert run["aggregate"]["nDCG@10"] == pytest.approx(expected["nDCG@10"])
+    assert run["aggregate"]["num_queries"] == len(plain) == 27
+    assert set(run["per_query"]) == set(plain)
     for qid, row in plain.items():
-        assert saved["per_query"][qid]["SC-R-L1@10"] == pytest.approx(row["sc"])
+        assert run["per_query"][qid]["SC-R-L1@10"] == pytest.approx(row["sc"])
+    assert "_Bundled MIPR sample (27 queries), not the benchmark" in out
 
 
 def test_trec_run_scores_like_the_json_run(capsys, tmp_path):
@@ -136,10 +140,10 @@ def test_oracle_puts_an_l1_first_wherever_the_pool_has_one(capsys):
 
 
 def test_compare_identical_and_different_runs(capsys):
-    code, out, _ = run_cli(capsys, "compare", str(EMBEDDING), str(EMBEDDING), "--permutations", "200")
+    code, out, _ = run_cli(capsys, "compare", "mipr", str(EMBEDDING), str(EMBEDDING), "--permutations", "200")
     assert code == 0
     assert "| nDCG@10 |" in out and "| +0.00 | 1.0000 |" in out
-    code, out, _ = run_cli(capsys, "compare", str(EMBEDDING), str(RERANKER), "--permutations", "2000")
+    code, out, _ = run_cli(capsys, "compare", "mipr", str(EMBEDDING), str(RERANKER), "--permutations", "2000")
     row = next(line for line in out.splitlines() if line.startswith("| nDCG@10 |"))
     a, b, delta, p = [cell.strip() for cell in row.strip("|").split("|")[1:]]
     assert float(delta) == pytest.approx(float(b) - float(a), abs=0.011)

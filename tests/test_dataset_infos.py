@@ -3,7 +3,7 @@ from pathlib import Path
 
 import datasets
 
-from mmrhub.benchmarks import builder_module
+from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.dataset_infos import dataset_infos
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,4 +28,4 @@ def test_features_are_written_so_every_datasets_version_reads_them():
     assert items == [{"item_id": {"dtype": "string", "_type": "Value"}, "final_grade": {"dtype": "string", "_type": "Value"}}]
     for key, info in infos.items():
         benchmark, config = key.split("/")
-        assert datasets.Features.from_dict(info["features"]) == builder_module(benchmark).FEATURES[config]
+        assert datasets.Features.from_dict(info["features"]) == BENCHMARKS[benchmark].builder().FEATURES[config]

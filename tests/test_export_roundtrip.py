@@ -11,7 +11,7 @@ from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard
 
-from mmrhub.benchmarks import builder_module
+from mmrhub.benchmarks import BENCHMARKS
 
 from _export_helpers import DEFAULTS
 from _export_helpers import SPLITS
@@ -19,14 +19,14 @@ from _export_helpers import builder_table
 from _export_helpers import embedded_expected
 from _export_helpers import exported  # noqa: F401 (fixture)
 
-CASES = [(benchmark, config) for benchmark in ("mipr", "m2kr") for config in builder_module(benchmark).CONFIG_NAMES]
+CASES = [(benchmark, config) for benchmark in ("mipr", "m2kr") for config in BENCHMARKS[benchmark].builder().CONFIG_NAMES]
 
 
 @pytest.mark.parametrize("benchmark,config", CASES)
 def test_load_dataset_returns_the_builders_rows_and_features(exported, benchmark, config):
     out = exported(benchmark)
     loaded = load_dataset(str(out), config, split=SPLITS[benchmark])
-    builder = builder_module(benchmark).load(config)
+    builder = BENCHMARKS[benchmark].builder().load(config)
     assert loaded.features == builder.features
     expected = embedded_expected(builder_table(benchmark, config))
     got = loaded.with_format("arrow")[:]
@@ -39,13 +39,13 @@ def test_images_are_embedded_and_named(exported):
     corpus = load_dataset(str(exported("mipr")), "corpus", split="test").cast_column("image", datasets.Image(decode=False))
     first, last = corpus[0], corpus[-1]
     assert first["image"]["path"] == first["pict_url"] and last["image"]["path"] == last["pict_url"]
-    assert first["image"]["bytes"] == (builder_module("mipr").SAMPLE_DIR / "images/product_images" / first["pict_url"]).read_bytes()
+    assert first["image"]["bytes"] == (BENCHMARKS["mipr"].builder().SAMPLE_DIR / "images/product_images" / first["pict_url"]).read_bytes()
     assert corpus.cast_column("image", datasets.Image())[len(corpus) // 2]["image"].size[0] > 0
 
 
 @pytest.mark.parametrize("benchmark", ["mipr", "m2kr"])
 def test_what_the_viewer_does_works(exported, benchmark):
-    out, module, split = str(exported(benchmark)), builder_module(benchmark), SPLITS[benchmark]
+    out, module, split = str(exported(benchmark)), BENCHMARKS[benchmark].builder(), SPLITS[benchmark]
     assert get_dataset_config_names(out) == sorted(module.CONFIG_NAMES)
     for config in module.CONFIG_NAMES:
         assert get_dataset_split_names(out, config) == [split]
@@ -53,12 +53,12 @@ def test_what_the_viewer_does_works(exported, benchmark):
         first = next(iter(streamed.iter(batch_size=3)))
         assert first.to_pylist() == embedded_expected(builder_table(benchmark, config).slice(0, 3)).to_pylist()
     default = load_dataset(out, split=split)
-    assert default.column_names == builder_module(benchmark).load(DEFAULTS[benchmark]).column_names
+    assert default.column_names == BENCHMARKS[benchmark].builder().load(DEFAULTS[benchmark]).column_names
 
 
 @pytest.mark.parametrize("benchmark", ["mipr", "m2kr"])
 def test_repo_holds_parquet_and_card_only(exported, benchmark):
-    out, module, split = exported(benchmark), builder_module(benchmark), SPLITS[benchmark]
+    out, module, split = exported(benchmark), BENCHMARKS[benchmark].builder(), SPLITS[benchmark]
     files = sorted(path.relative_to(out).as_posix() for path in out.rglob("*") if path.is_file())
     assert files == ["README.md"] + sorted(f"{c}/{split}-00000-of-00001.parquet" for c in module.CONFIG_NAMES)
     assert not (out / f"{benchmark}.py").exists()
@@ -69,12 +69,12 @@ def test_parquet_metadata_is_readable_by_datasets_3(exported):
     # datasets 3.x has no List type: the features in the file must use plain lists, which every version reads.
     schema = pq.read_schema(exported("mipr") / "qrels" / "test-00000-of-00001.parquet")
     assert b'"_type": "List"' not in schema.metadata[b"huggingface"]
-    assert datasets.Features.from_arrow_schema(schema) == builder_module("mipr").FEATURES["qrels"]
+    assert datasets.Features.from_arrow_schema(schema) == BENCHMARKS["mipr"].builder().FEATURES["qrels"]
 
 
 @pytest.mark.parametrize("benchmark", ["mipr", "m2kr"])
 def test_card_yaml_validates_and_describes_the_files(exported, benchmark):
-    out, module, split = exported(benchmark), builder_module(benchmark), SPLITS[benchmark]
+    out, module, split = exported(benchmark), BENCHMARKS[benchmark].builder(), SPLITS[benchmark]
     card = DatasetCard.load(out / "README.md", ignore_metadata_errors=False)
     data = card.data
     assert data.license == module._LICENSE
@@ -99,6 +99,6 @@ def test_card_yaml_validates_and_describes_the_files(exported, benchmark):
 
 def test_mipr_card_defines_grades_and_gains(exported):
     text = (exported("mipr") / "README.md").read_text(encoding="utf-8")
-    module = builder_module("mipr")
+    module = BENCHMARKS["mipr"].builder()
     for grade, meaning in module.GRADES.items():
         assert f"| {grade} | {meaning} | {module.GAINS.get(grade, 0)} |" in text

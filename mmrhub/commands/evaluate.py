@@ -80,7 +80,11 @@ def register(subparsers) -> None:
     benchmarks = parser.add_subparsers(dest="benchmark_name", required=True, metavar="{mipr,m2kr}")
     for benchmark in BENCHMARKS.values():
         sub = benchmarks.add_parser(benchmark.name, help=f"score {benchmark.title} runs")
-        sub.add_argument("runs", nargs="+", metavar="RUN", help="run files; each gets a row")
+        sub.add_argument(
+            "runs", nargs="*", metavar="RUN",
+            help="run files, each a row (default: the runs shipped with the data, e.g. MIPR's two baselines, with "
+            "the first one's oracle row: the seed's table)",
+        )
         sub.add_argument("--name", action="append", help="a row's name, once per run (default: the file's stem)")
         sub.add_argument("--oracle", metavar="BASELINE", help="add the Candidate-pool Oracle row of this run's pools")
         sub.add_argument("--rerank", metavar="BASELINE", help="check that every other run ranks exactly this run's pools")
@@ -90,7 +94,19 @@ def register(subparsers) -> None:
         sub.set_defaults(func=run)
 
 
+def use_shipped_runs(args) -> None:
+    """No run named: score the runs shipped with the data, the first one's pools as candidates and oracle."""
+    shipped = args.benchmark.runs_shipped_with(args.data_dir)
+    args.runs = [str(path) for _, path in shipped]
+    args.name = [name for name, _ in shipped]
+    if len(shipped) > 1:
+        args.rerank = args.rerank or args.runs[0]
+        args.oracle = args.oracle or args.runs[0]
+
+
 def run(args) -> int:
+    if not args.runs:
+        use_shipped_runs(args)
     truth = load_truth(args)
     measures, oracle = scoring_options(args)
     options = {**measures, **oracle}

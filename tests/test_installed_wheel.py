@@ -1,0 +1,80 @@
+"""The install users get: a wheel (not editable) in a fresh venv, used from a folder outside the repository.
+
+.ci/run builds the wheel, installs it into a venv and names that venv's bin/ folder in MMRHUB_WHEEL_BIN; without
+it these tests are skipped. They compare the installed package's output with this checkout's.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mmrhub.cli import main
+
+BIN = os.environ.get("MMRHUB_WHEEL_BIN")
+pytestmark = pytest.mark.skipif(not BIN, reason="set MMRHUB_WHEEL_BIN to the bin/ of a venv with the mmrhub wheel")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def installed(*argv, cwd, check=True):
+    env = {**os.environ, "PYTHONPATH": ""}
+    result = subprocess.run([str(Path(BIN) / argv[0]), *argv[1:]], cwd=cwd, env=env, capture_output=True, text=True,
+                            timeout=600)
+    if check and result.returncode:
+        raise AssertionError(f"{argv} exited {result.returncode}:\n{result.stderr[-3000:]}")
+    return result
+
+
+def site_file(relative: str, cwd) -> Path:
+    code = f"import mmrhub, pathlib; print(pathlib.Path(mmrhub.__file__).parent / {relative!r})"
+    return Path(installed("python", "-c", code, cwd=cwd).stdout.strip())
+
+
+def test_the_package_is_not_the_checkout(tmp_path):
+    code = "import mipr, m2kr, mmrhub; print(mipr.__file__, m2kr.__file__, mmrhub.__file__, mipr.SAMPLE_DIR)"
+    paths = installed("python", "-c", code, cwd=tmp_path).stdout.split()
+    assert not any(path.startswith(str(ROOT)) for path in paths), paths
+    assert paths[3].endswith("mmrhub/data/mipr")
+
+
+def test_readme_main_job_prints_the_same_table(tmp_path, capsys):
+    out = installed("mmrhub", "evaluate", "mipr", cwd=tmp_path).stdout
+    assert main(["evaluate", "mipr"]) == 0
+    assert out == capsys.readouterr().out
+    assert "| Candidate-pool Oracle |" in out and "Bundled MIPR sample (27 queries)" in out
+
+
+def test_builders_load_the_bundled_samples(tmp_path):
+    code = "import mipr, m2kr; print(len(mipr.load('qrels')), len(m2kr.load('challenge_passage')))"
+    assert installed("python", "-c", code, cwd=tmp_path).stdout.split() == ["27", "300"]
+
+
+def test_every_command_with_and_without_data_dir(tmp_path):
+    data_dir = shutil.copytree(ROOT / "data" / "mipr", tmp_path / "mipr")
+    run = str(data_dir / "baseline" / "simulated_embedding_top50.json")
+    with_dir = installed("mmrhub", "evaluate", "mipr", run, "--data-dir", str(data_dir), "--json", "s.json", cwd=tmp_path)
+    assert "| simulated_embedding_top50 |" in with_dir.stdout and "Bundled" not in with_dir.stdout
+    assert json.loads((tmp_path / "s.json").read_text())["runs"][0]["aggregate"]["num_queries"] == 27
+    assert "## qrels (test): 27 rows" in installed("mmrhub", "info", "mipr", cwd=tmp_path).stdout
+    m2kr_run = str(site_file("data/m2kr/baseline/simulated_top5.json", tmp_path))
+    assert "| simulated_top5 |" in installed("mmrhub", "evaluate", "m2kr", m2kr_run, cwd=tmp_path).stdout
+    installed("mmrhub", "export", "mipr", "exported", cwd=tmp_path)
+    assert (tmp_path / "exported" / "qrels").is_dir() and (tmp_path / "exported" / "README.md").is_file()
+    assert "dry run" in installed("mmrhub", "push", "exported", "org/mipr", "--dry-run", cwd=tmp_path).stdout
+
+
+def test_cli_works_from_inside_a_metric_folder(tmp_path):
+    folder = site_file("metrics/mipr", tmp_path)
+    assert (folder / "mipr.py").is_file()  # the metric's mipr.py must not shadow the builder's
+    assert "| Candidate-pool Oracle |" in installed("mmrhub", "evaluate", "mipr", cwd=folder).stdout
+
+
+def test_evaluate_loads_the_installed_metric(tmp_path):
+    code = (
+        "import evaluate; from mmrhub.metrics import METRICS; metric = evaluate.load(str(METRICS / 'm2kr')); "
+        "print(metric.compute(predictions=[['a', 'b']], references=[['b']])['Recall@1'])"
+    )
+    assert installed("python", "-c", code, cwd=tmp_path).stdout.split()[-1] == "0.0"
