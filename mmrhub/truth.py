@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.json as paj
 import pyarrow.parquet as pq
 
+from mmrhub import pandas_free
 from mmrhub.metrics.m2kr import m2kr_measures
 from mmrhub.metrics.mipr import mipr_measures
 
@@ -67,17 +68,23 @@ def _unique(array) -> bool:
     return pc.count_distinct(array).as_py() == len(array)
 
 
+def _columns(table: pa.Table) -> dict:
+    """Column name -> one contiguous pa.Array (a ChunkedArray's to_numpy would import pandas, half a second)."""
+    return {name: table[name].combine_chunks() for name in table.column_names}
+
+
 def _read_jsonl(path: Path, schema: pa.Schema):
-    """The table, or None when pyarrow cannot read it with this schema (the builder then names the problem)."""
+    """The columns, or None when pyarrow cannot read them with this schema (the builder then names the problem)."""
     options = paj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
     try:
-        return paj.read_json(path, read_options=paj.ReadOptions(block_size=1 << 24), parse_options=options)
+        return _columns(paj.read_json(path, read_options=paj.ReadOptions(block_size=1 << 24), parse_options=options))
     except pa.ArrowInvalid:
         return None
 
 
 def _builder_error(build, where: str):
     """Run the builder on the same files; it raises its own named error. If it does not, say what we found."""
+    pandas_free.unblock()  # the builders import datasets, which needs pandas
     build()
     raise TruthError(
         f"{where}: the scoring tables failed a check that the builder passed; please report this with the files."
@@ -99,39 +106,38 @@ def read_mipr(data_dir) -> Truth:
 
         _builder_error(build, str(folder))
     qrels, queries, corpus = tables["mipr_annotation.jsonl"], tables["mipr_query.jsonl"], tables["mipr_corpus.jsonl"]
-    items = qrels["items"].combine_chunks()
+    items = qrels["items"]
     item_ids = pc.struct_field(items.values, [0])
-    rows = pc.index_in(item_ids, value_set=corpus["item_id"].combine_chunks())
-    categories = corpus["treecate_full_path"].combine_chunks().take(rows)
+    categories = corpus["treecate_full_path"].take(pc.index_in(item_ids, value_set=corpus["item_id"]))
     judgments = mipr_measures.Qrels(
         pa.ListArray.from_arrays(items.offsets, item_ids),
         pa.ListArray.from_arrays(items.offsets, pc.struct_field(items.values, [1])),
         pa.ListArray.from_arrays(items.offsets, categories),
         query_ids=qrels["idx"].to_pylist(),
     )
-    query_ids = qrels["idx"].combine_chunks()
-    unjudged = pc.filter(queries["idx"], pc.invert(pc.is_in(queries["idx"], value_set=query_ids))).combine_chunks()
+    query_ids = qrels["idx"]
+    unjudged = pc.filter(queries["idx"], pc.invert(pc.is_in(queries["idx"], value_set=query_ids)))
     notes = _coverage_notes(folder / "mipr_query.jsonl", len(unjudged), pc.list_value_length(items), query_ids)
-    return Truth(query_ids, corpus["item_id"].combine_chunks(), judgments, {"by_category": True}, unjudged, notes)
+    return Truth(query_ids, corpus["item_id"], judgments, {"by_category": True}, unjudged, notes)
 
 
 def _mipr_valid(tables) -> bool:
     if any(table is None for table in tables.values()):
         return False
     qrels, queries, corpus = tables["mipr_annotation.jsonl"], tables["mipr_query.jsonl"], tables["mipr_corpus.jsonl"]
-    items = pc.list_flatten(qrels["items"])
+    items = qrels["items"].values
     item_ids, grades = pc.struct_field(items, [0]), pc.struct_field(items, [1])
     columns = [qrels["idx"], items, item_ids, grades, queries["idx"], corpus["item_id"], corpus["treecate_full_path"]]
     if not (_all_valid(*columns) and _unique(qrels["idx"]) and _unique(queries["idx"]) and _unique(corpus["item_id"])):
         return False
-    codes = pc.index_in(item_ids, value_set=corpus["item_id"].combine_chunks())
-    if codes.null_count or not pc.all(pc.is_in(qrels["idx"], value_set=queries["idx"].combine_chunks())).as_py():
+    codes = pc.index_in(item_ids, value_set=corpus["item_id"])
+    if codes.null_count or not pc.all(pc.is_in(qrels["idx"], value_set=queries["idx"])).as_py():
         return False
     if not pc.all(pc.is_in(grades, value_set=pa.array(list(mipr_measures.GAINS)))).as_py():
         return False
     # no product judged twice for one query: (query, product) pairs as distinct integers
-    pairs = pc.list_parent_indices(qrels["items"]).to_numpy() * len(corpus) + codes.to_numpy()
-    return len(np.unique(pairs)) == len(pairs)
+    pairs = np.sort(pc.list_parent_indices(qrels["items"]).to_numpy() * len(corpus["item_id"]) + codes.to_numpy())
+    return not (pairs[1:] == pairs[:-1]).any()
 
 
 def read_m2kr(data_dir) -> Truth:
@@ -142,16 +148,14 @@ def read_m2kr(data_dir) -> Truth:
 
         _builder_error(lambda: m2kr.load("challenge_answers", data_dir=str(folder), check_images=False), str(folder))
     answers, questions, passages = tables["challenge_answers"], tables["challenge_data"], tables["challenge_passage"]
-    query_ids = answers["question_id"].combine_chunks()
-    rows = pc.index_in(query_ids, value_set=questions["question_id"].combine_chunks())
-    has_question = pc.not_equal(pc.fill_null(questions["question"], ""), "").combine_chunks().take(rows)
+    query_ids = answers["question_id"]
+    rows = pc.index_in(query_ids, value_set=questions["question_id"])
+    has_question = pc.not_equal(pc.fill_null(questions["question"], ""), "").take(rows)
     tasks = np.where(has_question.to_numpy(zero_copy_only=False), M2KR_TASKS[1], M2KR_TASKS[0]).tolist()
     judgments = m2kr_measures.Positives(answers["pos_item_ids"], query_ids=query_ids.to_pylist())
-    unjudged = pc.filter(
-        questions["question_id"], pc.invert(pc.is_in(questions["question_id"], value_set=query_ids))
-    ).combine_chunks()
+    unjudged = pc.filter(questions["question_id"], pc.invert(pc.is_in(questions["question_id"], value_set=query_ids)))
     notes = _coverage_notes(folder / "challenge_data", len(unjudged), pc.list_value_length(answers["pos_item_ids"]), query_ids)
-    return Truth(query_ids, passages["passage_id"].combine_chunks(), judgments, {"tasks": tasks}, unjudged, notes)
+    return Truth(query_ids, passages["passage_id"], judgments, {"tasks": tasks}, unjudged, notes)
 
 
 def _read_parquet(folder: Path, config: str, columns):
@@ -160,7 +164,7 @@ def _read_parquet(folder: Path, config: str, columns):
     if not files:
         raise FileNotFoundError(f"No {config}/train-*.parquet under {folder}: --data-dir must hold the M2KR tables.")
     try:
-        return pa.concat_tables(pq.read_table(path, columns=columns) for path in files)
+        return _columns(pa.concat_tables(pq.read_table(path, columns=columns) for path in files))
     except (pa.ArrowInvalid, KeyError, OSError):
         return None
 
@@ -173,13 +177,13 @@ def _m2kr_valid(tables) -> bool:
     if not pa.types.is_list(positives.type) or not pa.types.is_string(positives.type.value_type):
         return False
     ids = [answers["question_id"], questions["question_id"], passages["passage_id"]]
-    if not (_all_valid(*ids, positives, pc.list_flatten(positives)) and all(map(_unique, ids))):
+    if not (_all_valid(*ids, positives, positives.values) and all(map(_unique, ids))):
         return False
     if not pc.all(pc.greater(pc.list_value_length(positives), 0)).as_py():
         return False
-    known_queries = pc.is_in(answers["question_id"], value_set=questions["question_id"].combine_chunks())
-    known_passages = pc.is_in(pc.list_flatten(positives), value_set=passages["passage_id"].combine_chunks())
-    return pc.all(known_queries).as_py() and pc.all(known_passages).as_py() is not False
+    known_queries = pc.is_in(answers["question_id"], value_set=questions["question_id"])
+    known_passages = pc.is_in(positives.values, value_set=passages["passage_id"])
+    return pc.all(known_queries).as_py() and pc.all(known_passages).as_py()
 
 
 def _coverage_notes(queries_source, num_unjudged: int, list_lengths, query_ids) -> list:

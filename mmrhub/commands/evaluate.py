@@ -2,6 +2,7 @@
 
 import sys
 
+from mmrhub import pandas_free
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.scoring import score_runs
 from mmrhub.tables import per_query_table
@@ -41,7 +42,8 @@ def scoring_options(args) -> dict:
 
 
 def load_truth(args):
-    """The benchmark's judgments from --data-dir, or from the bundled sample, saying so once."""
+    """The benchmark's judgments from --data-dir, or from the bundled sample."""
+    pandas_free.block()
     benchmark = args.benchmark
     data_dir = args.data_dir or benchmark.sample_dir
     return benchmark.read_truth(data_dir)

@@ -1,0 +1,131 @@
+"""What a user feels: `mmrhub evaluate mipr` as a whole process against the 20-line pytrec_eval script.
+
+    python bench/evaluate_process.py [--rounds 5] [--keep DIR]
+
+Full-scale synthetic MIPR (bench/make_mipr_synthetic.py: 3,522 queries, 30,731 products, 447,809 judgments) and
+ten top-50 runs. Each figure times a whole process, interpreter start, imports, reading the files, validation
+and scoring included, the two sides alternating, median of the rounds; peak RSS is the child's maximum resident
+set. Cases:
+
+- one run: `mmrhub evaluate mipr RUN --data-dir DIR` against `python bench/peer_pytrec_eval.py DIR RUN`;
+- ten runs: one `mmrhub evaluate mipr RUN x10` against the script scoring the same ten in one process;
+- memory of a run: a process that reads and validates one large run (1,000 ids a query, JSON / TREC / CSV),
+  its peak RSS minus that of the same process reading a one-id-a-query run, against the file's size.
+
+mmrhub keeps no cache of its own, so its first call is the same process as every later one; the files are in
+the page cache for both sides.
+"""
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import make_mipr_synthetic
+
+HERE = Path(__file__).resolve().parent
+PEER = HERE / "peer_pytrec_eval.py"
+
+
+def timed(argv) -> tuple:
+    """(wall seconds, peak RSS in MiB) of one child process, which must succeed."""
+    started = time.perf_counter()
+    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - started
+    if status:
+        raise SystemExit(f"{argv} failed:\n{child.stderr.read().decode()[-2000:]}")
+    return seconds, usage.ru_maxrss / 1024
+
+
+def write_runs(data_dir: Path, out: Path, count: int, depth: int, seed: int = 0) -> list:
+    """Runs mixing judged and unjudged products, as a retriever's top-``depth`` would."""
+    rng = random.Random(seed)
+    rows = [json.loads(line) for line in open(data_dir / "mipr_annotation.jsonl", encoding="utf-8")]
+    corpus = [json.loads(line)["item_id"] for line in open(data_dir / "mipr_corpus.jsonl", encoding="utf-8")]
+    paths = []
+    for number in range(count):
+        run = []
+        for row in rows:
+            judged = [item["item_id"] for item in row["items"]]
+            pool = list(dict.fromkeys(rng.sample(judged, min(len(judged), depth // 2)) + rng.sample(corpus, depth)))[:depth]
+            rng.shuffle(pool)
+            run.append({"qid": row["idx"], "ranked": [{"did": d, "score": round(1 - r / depth, 6)} for r, d in enumerate(pool)]})
+        paths.append(out / f"run{number}.json")
+        paths[-1].write_text(json.dumps(run), encoding="utf-8")
+    return paths
+
+
+def as_trec(path: Path) -> Path:
+    out = path.with_suffix(".trec")
+    with open(out, "w", encoding="utf-8") as f:
+        for entry in json.loads(path.read_text(encoding="utf-8")):
+            for rank, item in enumerate(entry["ranked"], 1):
+                f.write(f"{entry['qid']} Q0 {item['did']} {rank} {item['score']} bench\n")
+    return out
+
+
+def compare(name, ours, peer, rounds: int) -> dict:
+    times = {"mmrhub": [], "peer": []}
+    memory = {"mmrhub": [], "peer": []}
+    for _ in range(rounds):
+        for side, argv in (("mmrhub", ours), ("peer", peer)):
+            seconds, rss = timed(argv)
+            times[side].append(seconds)
+            memory[side].append(rss)
+    row = {side: (statistics.median(times[side]), max(memory[side])) for side in times}
+    ratio_time, ratio_rss = row["mmrhub"][0] / row["peer"][0], row["mmrhub"][1] / row["peer"][1]
+    print(f"| {name} | {row['mmrhub'][0]:.2f} s, {row['mmrhub'][1]:.0f} MiB | {row['peer'][0]:.2f} s, "
+          f"{row['peer'][1]:.0f} MiB | **{ratio_time:.2f}** | **{ratio_rss:.2f}** |", flush=True)
+    return row
+
+
+READ_AND_VALIDATE = """
+import sys
+from pathlib import Path
+from mmrhub.benchmarks import MIPR
+from mmrhub.runs import read_run, validate
+truth = MIPR.read_truth(sys.argv[1])
+validate(read_run(sys.argv[2]), truth)
+"""
+
+
+def run_memory(data_dir: Path, work: Path) -> None:
+    """Peak RSS of reading + validating a large run, above a tiny run's, against the file's size."""
+    small = write_runs(data_dir, work, 1, 1, seed=1)[0].rename(work / "small.json")
+    large = write_runs(data_dir, work, 1, 1000, seed=2)[0].rename(work / "large.json")
+    python = [sys.executable, "-c", READ_AND_VALIDATE, str(data_dir)]
+    print("\n| run format | file | peak RSS above a 1-id run | ratio to file size |\n|---|---:|---:|---:|")
+    for path, small_path in ((large, small), (as_trec(large), as_trec(small))):
+        base = min(timed(python + [str(small_path)])[1] for _ in range(2))
+        peak = min(timed(python + [str(path)])[1] for _ in range(2))
+        size = path.stat().st_size / 2**20
+        print(f"| {path.suffix[1:].upper()} | {size:.0f} MiB | {peak - base:.0f} MiB | **{(peak - base) / size:.2f}** |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--keep", help="write the synthetic data here (default: a temporary folder)")
+    args = parser.parse_args()
+    work = Path(args.keep or tempfile.mkdtemp(prefix="mmrhub-bench-"))
+    data_dir = work / "mipr"
+    if not (data_dir / "mipr_annotation.jsonl").is_file():
+        make_mipr_synthetic.make(data_dir)
+    runs = sorted(work.glob("run[0-9].json")) or write_runs(data_dir, work, 10, 50)
+    mmrhub = [str(Path(sys.executable).parent / "mmrhub"), "evaluate", "mipr", "--data-dir", str(data_dir)]
+    peer = [sys.executable, str(PEER), str(data_dir)]
+    print("| case (whole process) | mmrhub | pytrec_eval script | time ratio | peak RSS ratio |\n|---|---:|---:|---:|---:|")
+    compare("one run", mmrhub + [str(runs[0])], peer + [str(runs[0])], args.rounds)
+    compare("ten runs, one process", mmrhub + list(map(str, runs)), peer + list(map(str, runs)), max(2, args.rounds // 2))
+    run_memory(data_dir, work)
+
+
+if __name__ == "__main__":
+    main()
