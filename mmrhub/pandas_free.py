@@ -7,6 +7,7 @@ builders, through ``datasets``).
 """
 
 import sys
+from contextlib import contextmanager
 from importlib.abc import MetaPathFinder
 
 
@@ -20,10 +21,15 @@ class _NoPandas(MetaPathFinder):
 _FINDER = _NoPandas()
 
 
-def block() -> None:
-    """Make ``import pandas`` fail, unless pandas is imported already (then this changes nothing)."""
+@contextmanager
+def kept_out():
+    """Within: ``import pandas`` fails, unless pandas is imported already (then this changes nothing)."""
     if "pandas" not in sys.modules and _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)
+    try:
+        yield
+    finally:
+        unblock()
 
 
 def unblock() -> None:

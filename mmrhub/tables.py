@@ -34,13 +34,18 @@ def per_query_table(per_query: dict) -> str:
     return table(rows, label="Query")
 
 
-def write_json(path, payload: dict) -> None:
-    """Write ``payload``; a missing folder or a folder in the way is a one-line error naming the path."""
+def check_json_target(path) -> None:
+    """Called before any work: a missing folder or a folder in the way is a one-line error naming the path."""
+    if path is None:
+        return
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(f"--json {path}: is a folder; give a file name, e.g. {path / 'scores.json'}.")
     if not path.parent.is_dir():
         raise FileNotFoundError(f"--json {path}: folder {path.parent} does not exist; create it first.")
+
+
+def write_json(path, payload: dict) -> None:
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(payload, handle, ensure_ascii=False, indent=1)
         handle.write("\n")

@@ -73,6 +73,13 @@ def _columns(table: pa.Table) -> dict:
     return {name: table[name].combine_chunks() for name in table.column_names}
 
 
+def _existing_folder(data_dir) -> Path:
+    folder = Path(data_dir)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"data folder {folder} does not exist or is not a folder: check --data-dir.")
+    return folder
+
+
 def _read_jsonl(path: Path, schema: pa.Schema):
     """The columns, or None when pyarrow cannot read them with this schema (the builder then names the problem)."""
     options = paj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
@@ -92,15 +99,17 @@ def _builder_error(build, where: str):
 
 
 def read_mipr(data_dir) -> Truth:
-    folder = Path(data_dir)
-    tables = {name: _read_jsonl(folder / name, schema) for name, schema in MIPR_SCHEMAS.items()}
-    for name, table in tables.items():
+    folder = _existing_folder(data_dir)
+    for name in MIPR_SCHEMAS:
         if not (folder / name).is_file():
-            raise FileNotFoundError(f"{folder / name} does not exist: --data-dir must hold the official MIPR files.")
+            raise FileNotFoundError(f"{folder / name} is missing or not a file: the data folder must hold the official "
+                                    f"MIPR files ({', '.join(MIPR_SCHEMAS)}).")
+    tables = {name: _read_jsonl(folder / name, schema) for name, schema in MIPR_SCHEMAS.items()}
     if not _mipr_valid(tables):
-        import mipr
 
         def build():
+            import mipr
+
             for config in ("queries", "corpus", "qrels"):
                 mipr.load(config, data_dir=str(folder), check_images=False)
 
@@ -141,12 +150,16 @@ def _mipr_valid(tables) -> bool:
 
 
 def read_m2kr(data_dir) -> Truth:
-    folder = Path(data_dir)
+    folder = _existing_folder(data_dir)
     tables = {config: _read_parquet(folder, config, columns) for config, columns in M2KR_COLUMNS.items()}
     if not _m2kr_valid(tables):
-        import m2kr
 
-        _builder_error(lambda: m2kr.load("challenge_answers", data_dir=str(folder), check_images=False), str(folder))
+        def build():
+            import m2kr
+
+            m2kr.load("challenge_answers", data_dir=str(folder), check_images=False)
+
+        _builder_error(build, str(folder))
     answers, questions, passages = tables["challenge_answers"], tables["challenge_data"], tables["challenge_passage"]
     query_ids = answers["question_id"]
     rows = pc.index_in(query_ids, value_set=questions["question_id"])

@@ -15,8 +15,9 @@ pytest.importorskip("transformers")
 from _retrieve_helpers import build_tiny_chinese_clip  # noqa: E402
 from _retrieve_helpers import build_tiny_sentence_transformer  # noqa: E402
 
-from mmrhub.truth import load_truth  # noqa: E402
-from mmrhub.truth import read_valid_run  # noqa: E402
+from mmrhub.benchmarks import M2KR  # noqa: E402
+from mmrhub.benchmarks import MIPR  # noqa: E402
+from mmrhub.scoring import read_valid_run  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "embed_retrieve.py"
@@ -91,9 +92,10 @@ def test_run_is_valid_and_a_corpus_item_finds_itself(backend, request, tmp_path,
         tmp_path, "mipr", "--data-dir", mipr_dir["dir"], "--backend", backend, "--model", model, "--top-k", 20,
         "--cache-dir", tmp_path / "cache",
     )
-    truth = load_truth("mipr", mipr_dir["dir"])
-    checked = read_valid_run(truth, path)  # raises unless every query is there once, with corpus ids only
-    assert sorted(checked.query_ids) == sorted(truth.query_ids)
+    truth = MIPR.read_truth(mipr_dir["dir"])
+    checked, _ = read_valid_run(truth, path)  # raises unless every query is there once, with corpus ids only
+    every_query = truth.query_ids.to_pylist() + truth.unjudged_query_ids.to_pylist()
+    assert sorted(checked.query_ids.to_pylist()) == sorted(every_query)
     assert len(run) == mipr_dir["num_queries"] == 29
     assert all(len(entry["ranked"]) == 20 for entry in run)
     assert top(run, SELF_QUERY)[0]["did"] == mipr_dir["self_item"]
@@ -175,7 +177,7 @@ def test_m2kr_sample_with_image_only_queries(tmp_path, clip_model, capsys):
     assert image_only, "the M2KR sample should have image-only queries"
     path, run, _ = retrieve(tmp_path, "m2kr", "--backend", "transformers", "--model", clip_model, "--top-k", 5,
                             "--no-cache")
-    read_valid_run(load_truth("m2kr"), path)
+    read_valid_run(M2KR.read_truth(M2KR.sample_dir), path)
     assert [entry["qid"] for entry in run] == list(questions["question_id"])
     assert all(len(top(run, qid)) == 5 for qid in image_only)
     assert "Recall@1" in capsys.readouterr().out

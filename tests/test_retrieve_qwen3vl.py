@@ -17,8 +17,8 @@ from test_retrieve_cli import mipr_dir  # noqa: E402,F401  (fixture)
 from test_retrieve_cli import retrieve  # noqa: E402
 from test_retrieve_cli import top  # noqa: E402
 
-from mmrhub.truth import load_truth  # noqa: E402
-from mmrhub.truth import read_valid_run  # noqa: E402
+from mmrhub.benchmarks import MIPR  # noqa: E402
+from mmrhub.scoring import read_valid_run  # noqa: E402
 
 
 def test_fused_image_text_model(tmp_path, mipr_dir, capsys):  # noqa: F811
@@ -27,7 +27,7 @@ def test_fused_image_text_model(tmp_path, mipr_dir, capsys):  # noqa: F811
         tmp_path, "mipr", "--data-dir", mipr_dir["dir"], "--backend", "sentence-transformers", "--model", model,
         "--top-k", 10, "--batch-size", 8, "--cache-dir", tmp_path / "cache",
     )
-    read_valid_run(load_truth("mipr", mipr_dir["dir"]), path)
+    read_valid_run(MIPR.read_truth(mipr_dir["dir"]), path)
     manifest = json.loads(next((tmp_path / "cache").glob("*/manifest.json")).read_text())
     assert manifest["encoder"]["fused"] is True and manifest["num_items"] == mipr_dir["num_corpus"]
     assert top(run, SELF_QUERY)[0]["did"] == mipr_dir["self_item"]

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from mmrhub import pandas_free
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.commands.evaluate import add_scoring_arguments
 from mmrhub.commands.evaluate import load_truth
@@ -11,6 +12,7 @@ from mmrhub.commands.evaluate import scoring_options
 from mmrhub.scoring import score_runs
 from mmrhub.significance import paired_randomisation_p
 from mmrhub.tables import cell
+from mmrhub.tables import check_json_target
 from mmrhub.tables import write_json
 
 
@@ -44,6 +46,12 @@ def compare(rows, permutations: int, seed: int) -> list:
 
 
 def run(args) -> int:
+    check_json_target(args.json)
+    with pandas_free.kept_out():
+        return _run(args)
+
+
+def _run(args) -> int:
     truth = load_truth(args)
     measures, _ = scoring_options(args)
     rows = score_runs(args.benchmark, truth, [args.run_a, args.run_b], options=measures,

@@ -7,6 +7,7 @@ from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.scoring import score_runs
 from mmrhub.tables import per_query_table
 from mmrhub.tables import table
+from mmrhub.tables import check_json_target
 from mmrhub.tables import write_json
 
 
@@ -43,7 +44,6 @@ def scoring_options(args) -> dict:
 
 def load_truth(args):
     """The benchmark's judgments from --data-dir, or from the bundled sample."""
-    pandas_free.block()
     benchmark = args.benchmark
     data_dir = args.data_dir or benchmark.sample_dir
     return benchmark.read_truth(data_dir)
@@ -107,6 +107,12 @@ def use_shipped_runs(args) -> None:
 
 
 def run(args) -> int:
+    check_json_target(args.json)
+    with pandas_free.kept_out():
+        return _run(args)
+
+
+def _run(args) -> int:
     if not args.runs:
         use_shipped_runs(args)
     truth = load_truth(args)

@@ -3,6 +3,7 @@
 The same row as ``mmrhub evaluate ... --oracle BASELINE``.
 """
 
+from mmrhub import pandas_free
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.commands.evaluate import add_scoring_arguments
 from mmrhub.commands.evaluate import json_payload
@@ -12,6 +13,7 @@ from mmrhub.commands.evaluate import sample_caption
 from mmrhub.commands.evaluate import scoring_options
 from mmrhub.scoring import score_runs
 from mmrhub.tables import table
+from mmrhub.tables import check_json_target
 from mmrhub.tables import write_json
 
 
@@ -26,6 +28,12 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    check_json_target(args.json)
+    with pandas_free.kept_out():
+        return _run(args)
+
+
+def _run(args) -> int:
     truth = load_truth(args)
     measures, oracle = scoring_options(args)
     rows = score_runs(args.benchmark, truth, [], oracle=args.baseline, options=measures, oracle_options=oracle,
