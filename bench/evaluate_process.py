@@ -34,7 +34,11 @@ PEER = HERE / "peer_pytrec_eval.py"
 
 
 def timed(argv) -> tuple:
-    """(wall seconds, peak RSS in MiB) of one child process, which must succeed."""
+    """(wall seconds, peak RSS in MiB) of one child process, which must succeed.
+
+    A child's peak RSS starts at its parent's (it survives fork and exec), so this process stays small: the data
+    are generated in a process of their own (``--generate``).
+    """
     started = time.perf_counter()
     child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(child.pid, 0)
@@ -44,7 +48,7 @@ def timed(argv) -> tuple:
     return seconds, usage.ru_maxrss / 1024
 
 
-def write_runs(data_dir: Path, out: Path, count: int, depth: int, seed: int = 0) -> list:
+def write_runs(data_dir: Path, out: Path, count: int, depth: int, seed: int = 0, prefix: str = "run") -> list:
     """Runs mixing judged and unjudged products, as a retriever's top-``depth`` would."""
     rng = random.Random(seed)
     rows = [json.loads(line) for line in open(data_dir / "mipr_annotation.jsonl", encoding="utf-8")]
@@ -57,7 +61,7 @@ def write_runs(data_dir: Path, out: Path, count: int, depth: int, seed: int = 0)
             pool = list(dict.fromkeys(rng.sample(judged, min(len(judged), depth // 2)) + rng.sample(corpus, depth)))[:depth]
             rng.shuffle(pool)
             run.append({"qid": row["idx"], "ranked": [{"did": d, "score": round(1 - r / depth, 6)} for r, d in enumerate(pool)]})
-        paths.append(out / f"run{number}.json")
+        paths.append(out / f"{prefix}{number}.json")
         paths[-1].write_text(json.dumps(run), encoding="utf-8")
     return paths
 
@@ -86,39 +90,55 @@ def compare(name, ours, peer, rounds: int) -> dict:
     return row
 
 
+# Only the ids validation needs, so the fixed part of the process stays small beside the run.
 READ_AND_VALIDATE = """
 import sys
-from pathlib import Path
-from mmrhub.benchmarks import MIPR
+import pyarrow as pa
+import pyarrow.json as paj
+from mmrhub import pandas_free
 from mmrhub.runs import read_run, validate
-truth = MIPR.read_truth(sys.argv[1])
-validate(read_run(sys.argv[2]), truth)
+from mmrhub.truth import Truth
+with pandas_free.kept_out():
+    ids = lambda name, column: paj.read_json(f"{sys.argv[1]}/{name}")[column].combine_chunks()
+    truth = Truth(ids("mipr_query.jsonl", "idx"), ids("mipr_corpus.jsonl", "item_id"), None, {}, pa.nulls(0, pa.string()))
+    validate(read_run(sys.argv[2]), truth)
 """
+
+
+def generate(work: Path) -> None:
+    """The synthetic data, ten top-50 runs, and a 1-id and a 1,000-id run (JSON and TREC)."""
+    data_dir = work / "mipr"
+    make_mipr_synthetic.make(data_dir)
+    write_runs(data_dir, work, 10, 50)
+    for depth, prefix in ((1, "small"), (1000, "large")):
+        as_trec(write_runs(data_dir, work, 1, depth, seed=depth, prefix=prefix)[0])
 
 
 def run_memory(data_dir: Path, work: Path) -> None:
     """Peak RSS of reading + validating a large run, above a tiny run's, against the file's size."""
-    small = write_runs(data_dir, work, 1, 1, seed=1)[0].rename(work / "small.json")
-    large = write_runs(data_dir, work, 1, 1000, seed=2)[0].rename(work / "large.json")
+    small, large = work / "small0.json", work / "large0.json"
     python = [sys.executable, "-c", READ_AND_VALIDATE, str(data_dir)]
-    print("\n| run format | file | peak RSS above a 1-id run | ratio to file size |\n|---|---:|---:|---:|")
-    for path, small_path in ((large, small), (as_trec(large), as_trec(small))):
+    print("\n| run format | file | peak RSS, 1-id run | peak RSS, this run | difference / file size |\n|---|---:|---:|---:|---:|")
+    for path, small_path in ((large, small), (large.with_suffix(".trec"), small.with_suffix(".trec"))):
         base = min(timed(python + [str(small_path)])[1] for _ in range(2))
         peak = min(timed(python + [str(path)])[1] for _ in range(2))
         size = path.stat().st_size / 2**20
-        print(f"| {path.suffix[1:].upper()} | {size:.0f} MiB | {peak - base:.0f} MiB | **{(peak - base) / size:.2f}** |")
+        print(f"| {path.suffix[1:].upper()} | {size:.0f} MiB | {base:.0f} MiB | {peak:.0f} MiB | **{(peak - base) / size:.2f}** |")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--keep", help="write the synthetic data here (default: a temporary folder)")
+    parser.add_argument("--generate", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.generate:
+        return generate(Path(args.generate))
     work = Path(args.keep or tempfile.mkdtemp(prefix="mmrhub-bench-"))
     data_dir = work / "mipr"
-    if not (data_dir / "mipr_annotation.jsonl").is_file():
-        make_mipr_synthetic.make(data_dir)
-    runs = sorted(work.glob("run[0-9].json")) or write_runs(data_dir, work, 10, 50)
+    if not (work / "large0.trec").is_file():
+        subprocess.run([sys.executable, __file__, "--generate", str(work)], check=True)
+    runs = sorted(work.glob("run[0-9].json"))
     mmrhub = [str(Path(sys.executable).parent / "mmrhub"), "evaluate", "mipr", "--data-dir", str(data_dir)]
     peer = [sys.executable, str(PEER), str(data_dir)]
     print("| case (whole process) | mmrhub | pytrec_eval script | time ratio | peak RSS ratio |\n|---|---:|---:|---:|---:|")
