@@ -3,11 +3,13 @@
 import datasets
 import evaluate
 
-# unused here: evaluate copies only this file's relative imports next to it, and mipr_measures needs lookup
-from .lookup import PairIndex
+# pairs is unused here, but evaluate copies only this file's relative imports next to it
 from .mipr_measures import DEFAULT_K
+from .mipr_measures import READINGS
+from .mipr_measures import WHY_DEFAULT
 from .mipr_measures import Qrels
 from .mipr_measures import evaluate_run
+from .pairs import Pairs
 
 _CITATION = """\
 @misc{li_mipr,
@@ -17,30 +19,38 @@ _CITATION = """\
 """
 
 _DESCRIPTION = """\
-Scores ranked product lists against the MIPR judgments. Rank is the position in the submitted list.
-nDCG@k uses linear gains L1=2, L2=1 (others and unjudged 0), discount 1/log2(rank+1) and the ideal DCG of
-the k largest judged gains (trec_eval ndcg_cut). R-L1@k is |L1 in top k| / |L1 judged| (trec_eval recall;
-0 for a query without L1). Hit-L1@k is 1 if any L1 is in the top k (trec_eval success). SC-R-L1@k is the
-fraction of the query's distinct L1 leaf categories covered by L1 items in the top k; SC-R-L1@k* averages
-it over queries with at least two L1 categories only.
-"""
+Scores ranked product lists against the MIPR judgments; rank is the position in the list. nDCG@k: gains L1=2,
+L2=1, others and unjudged 0, discount 1/log2(rank+1). R-L1@k: |L1 in top k| / |L1 judged|. Hit-L1@k: any L1 in
+the top k. SC-R-L1@k: the share of the query's distinct L1 leaf categories covered in the top k; SC-R-L1@k*
+averages it over the queries with at least two L1 categories. A mean over no query is None, not 0.
+
+| rule | status |
+| --- | --- |
+| gains, discount, rank = position in the list; R-L1, Hit-L1, SC-R-L1 and the * query set as above | fixed by the seed |
+""" + "".join(
+    f"| `{name}`: {' or '.join(values)} | our reading; default {values[0]}: {WHY_DEFAULT[name]} |\n"
+    for name, values in READINGS.items()
+)
 
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `list` of `str`): ranked item ids, one list per query, best first.
     references (`list` of `list` of `str`): the judged item ids of each query, aligned with predictions.
     grades (`list` of `list` of `str`): their grades (L1, L2, N1, N2, N3), aligned with references.
-    categories (`list` of `list` of `str`): their `treecate_full_path`, aligned with references
-        (only L1 items' categories are used).
+    categories (`list` of `list` of `str`): their `treecate_full_path`, aligned with references.
     query_ids (`list` of `str`, optional): names queries in errors and in per-query output.
     k (`list` of `int`, optional): cutoffs, default [10]. Hit-L1@1 is always reported.
-    capped_recall (`bool`, optional): also report R-L1-capped@k, denominator min(k, |L1|).
-    per_query (`bool`, optional): add `per_query`, each measure's value for every query.
+    per_query (`bool`, optional): add `per_query`, each measure's value for every query (None where left out).
     by_category (`bool`, optional): add `by_category`, the means per query's main top-level category
-        (the most frequent first segment of its L1 items' category paths; "(no L1)" for queries without L1).
+        (the most frequent first segment of its L1 items' paths; "(no L1)" for queries without L1).
+    no_l1 ("zero" or "skip"): a query without L1 scores 0 on R-L1 and SC-R-L1, or is left out of their means.
+    recall_denominator ("judged" or "capped"): R-L1@k divides by |L1|, or by min(k, |L1|).
+    covered_by ("L1" or "judged"): a category is covered by an L1 item, or by any judged item, of it in the top k.
+    category ("path" or "leaf"): the leaf category is the whole path, or its last "-"-separated segment.
+    ideal ("cutoff" or "all"): the ideal DCG of the k largest judged gains, or of all of them.
 Returns:
-    `dict`: nDCG@k, R-L1@k, Hit-L1@1, Hit-L1@k, SC-R-L1@k, SC-R-L1@k* (floats in [0, 1]),
-    num_queries and num_multi_category_queries.
+    `dict`: nDCG@k, R-L1@k, Hit-L1@1, Hit-L1@k, SC-R-L1@k, SC-R-L1@k* (floats in [0, 1], None for a mean
+    over no query), num_queries and num_multi_category_queries.
 Examples:
     >>> import evaluate
     >>> mipr = evaluate.load("metrics/mipr")
@@ -53,24 +63,23 @@ Examples:
     ... )
     >>> {name: round(value, 4) for name, value in results.items()}
     {'nDCG@2': 0.3467, 'R-L1@2': 0.25, 'Hit-L1@1': 0.0, 'Hit-L1@2': 0.5, 'SC-R-L1@2': 0.25, 'SC-R-L1@2*': 0.5, 'num_queries': 2, 'num_multi_category_queries': 1}
+    >>> skip = mipr.compute(
+    ...     predictions=predictions, references=references, grades=grades, categories=[["x-1", "y-2", "x-1"], ["z-4"]], no_l1="skip"
+    ... )
+    >>> skip["R-L1@10"], skip["SC-R-L1@10"], skip["SC-R-L1@10*"]
+    (0.5, 1.0, None)
 """
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Mipr(evaluate.Metric):
     def _info(self):
+        strings = datasets.Sequence(datasets.Value("string"))
         info = evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "predictions": datasets.Sequence(datasets.Value("string")),
-                    "references": datasets.Sequence(datasets.Value("string")),
-                    "grades": datasets.Sequence(datasets.Value("string")),
-                    "categories": datasets.Sequence(datasets.Value("string")),
-                }
-            ),
+            features=datasets.Features({name: strings for name in ["predictions", "references", "grades", "categories"]}),
             reference_urls=["https://github.com/usnistgov/trec_eval"],
         )
         # Hand _compute Arrow columns, not Python lists (much faster at full scale); set after
@@ -86,11 +95,14 @@ class Mipr(evaluate.Metric):
         categories,
         query_ids=None,
         k=DEFAULT_K,
-        capped_recall=False,
         per_query=False,
         by_category=False,
+        no_l1=READINGS["no_l1"][0],
+        recall_denominator=READINGS["recall_denominator"][0],
+        covered_by=READINGS["covered_by"][0],
+        category=READINGS["category"][0],
+        ideal=READINGS["ideal"][0],
     ):
         qrels = Qrels(references, grades, categories, query_ids=query_ids)
-        return evaluate_run(
-            qrels, predictions, k=k, capped_recall=capped_recall, per_query=per_query, by_category=by_category
-        )
+        readings = dict(no_l1=no_l1, recall_denominator=recall_denominator, covered_by=covered_by, category=category, ideal=ideal)
+        return evaluate_run(qrels, predictions, k=k, per_query=per_query, by_category=by_category, **readings)
