@@ -68,7 +68,7 @@ def test_mipr_module_takes_every_reading_with_the_same_defaults():
 
 def test_both_metric_folders_carry_the_same_shared_file():
     # each folder must stand alone, so the shared helpers are copied; this keeps the copies equal
-    assert (ROOT / "metrics" / "m2kr" / "pairs.py").read_bytes() == (ROOT / "metrics" / "mipr" / "pairs.py").read_bytes()
+    assert (ROOT / "metrics" / "m2kr" / "shared.py").read_bytes() == (ROOT / "metrics" / "mipr" / "shared.py").read_bytes()
 
 
 @pytest.mark.parametrize("name", ["mipr", "m2kr"])

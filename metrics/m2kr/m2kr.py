@@ -3,11 +3,11 @@
 import datasets
 import evaluate
 
-# pairs is unused here, but evaluate copies only this file's relative imports next to it
+# shared is unused here, but evaluate copies only this file's relative imports next to it
 from .m2kr_measures import DEFAULT_K
 from .m2kr_measures import Positives
 from .m2kr_measures import evaluate_run
-from .pairs import Pairs
+from .shared import Pairs
 
 _CITATION = """\
 @inproceedings{lin-etal-2024-preflmr,

@@ -3,12 +3,7 @@
 import numpy as np
 import pyarrow as pa
 
-from .pairs import Pairs
-from .pairs import check_cutoffs
-from .pairs import locate
-from .pairs import reorder
-from .pairs import row_name
-from .pairs import string_lists
+from . import shared
 
 DEFAULT_K = (1, 3, 5)
 # Variant -> measure name prefix: recall is the M2KR track's measure, hit is FLMR's "Recall@K".
@@ -19,14 +14,14 @@ class Positives:
     """M2KR ground truth prepared once: the (query, positive passage) pairs."""
 
     def __init__(self, references, query_ids=None):
-        lengths, ids = string_lists(references, "references")
-        self.pairs = Pairs(lengths, ids, query_ids)
+        lengths, ids = shared.string_lists(references, "references")
+        self.pairs = shared.Pairs(lengths, ids, query_ids)
         self.query_ids, self.num_queries, self.num_positives = self.pairs.query_ids, len(lengths), lengths
         if (lengths == 0).any():
-            raise ValueError(f"references: {row_name(self.query_ids, np.argmax(lengths == 0))} has no positive passage")
+            raise ValueError(f"references: {shared.row_name(self.query_ids, np.argmax(lengths == 0))} has no positive passage")
         if self.pairs.repeat is not None:
-            row, position = locate(lengths, self.pairs.repeat)
-            raise ValueError(f"references: {row_name(self.query_ids, row)} lists positive "
+            row, position = shared.locate(lengths, self.pairs.repeat)
+            raise ValueError(f"references: {shared.row_name(self.query_ids, row)} lists positive "
                              f"{ids[self.pairs.repeat].as_py()!r} twice (second at position {position})")
 
 
@@ -44,29 +39,18 @@ def per_query_scores(positives, found, ks, variants):
     return scores
 
 
-def means(scores, rows):
-    return {name: float(values[rows].mean()) if rows.any() else None for name, values in scores.items()}
-
-
 def evaluate_run(positives, rankings, k=DEFAULT_K, variants=("recall",), per_query=False, tasks=None):
     """The requested M2KR measures (rank = position in the list); ``tasks`` labels queries for a breakdown."""
-    ks = check_cutoffs(k)
-    scores = per_query_scores(positives, np.cumsum(positives.pairs.find(rankings, max(ks)) >= 0, axis=1), ks, variants)
-    result = {**means(scores, np.ones(positives.num_queries, dtype=bool)), "num_queries": positives.num_queries}
-    if per_query:
-        result["per_query"] = {name: values.tolist() for name, values in scores.items()}
-        if positives.query_ids is not None:
-            result["per_query"]["query_id"] = list(positives.query_ids)
-    if tasks is not None:
-        tasks = np.array(list(tasks), dtype=object)
-        if len(tasks) != positives.num_queries:
-            raise ValueError(f"{len(tasks)} task labels for {positives.num_queries} queries")
-        result["by_task"] = {task: {**means(scores, tasks == task), "num_queries": int((tasks == task).sum())}
-                             for task in sorted(set(tasks.tolist()))}
-    return result
+    ks = shared.check_cutoffs(k)
+    found = np.cumsum(positives.pairs.find(rankings, max(ks)) >= 0, axis=1)
+    labels = None if tasks is None else np.array(list(tasks), dtype=object)
+    if labels is not None and len(labels) != positives.num_queries:
+        raise ValueError(f"{len(labels)} task labels for {positives.num_queries} queries")
+    scores = per_query_scores(positives, found, ks, variants)
+    return {**shared.summary(scores, positives.query_ids, per_query, labels, "by_task"), "num_queries": positives.num_queries}
 
 
 def oracle_rankings(positives, rankings):
     """Each candidate pool reordered with its positives first, baseline order kept otherwise (Python lists)."""
     rankings = rankings.to_pylist() if isinstance(rankings, (pa.Array, pa.ChunkedArray)) else list(rankings)
-    return reorder(rankings, positives.pairs.find(rankings) < 0)
+    return shared.reorder(rankings, positives.pairs.find(rankings) < 0)

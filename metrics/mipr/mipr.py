@@ -3,13 +3,13 @@
 import datasets
 import evaluate
 
-# pairs is unused here, but evaluate copies only this file's relative imports next to it
+# shared is unused here, but evaluate copies only this file's relative imports next to it
 from .mipr_measures import DEFAULT_K
 from .mipr_measures import READINGS
 from .mipr_measures import WHY_DEFAULT
 from .mipr_measures import Qrels
 from .mipr_measures import evaluate_run
-from .pairs import Pairs
+from .shared import Pairs
 
 _CITATION = """\
 @misc{li_mipr,

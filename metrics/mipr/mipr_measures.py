@@ -4,12 +4,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .pairs import Pairs
-from .pairs import check_cutoffs
-from .pairs import locate
-from .pairs import reorder
-from .pairs import row_name
-from .pairs import string_lists
+from . import shared
 
 GAINS = {"L1": 2, "L2": 1, "N1": 0, "N2": 0, "N3": 0}
 DEFAULT_K = (10,)
@@ -24,7 +19,7 @@ READINGS = {
 }
 WHY_DEFAULT = {
     "no_l1": "trec_eval's rule: a query without relevant items scores 0 and stays in the mean",
-    "recall_denominator": "the seed: recall of the judged L1 products, so all of them",
+    "recall_denominator": "the seed's R-L1 is recall of the judged L1 products, so of all of them",
     "covered_by": "the measure is L1 recall: only an optimal (L1) product solves the need",
     "category": "the seed: treecate_full_path provides the leaf category",
     "ideal": "trec_eval's ndcg_cut: the ideal ranking is cut at k, as the run is",
@@ -43,45 +38,43 @@ def check_readings(readings):
 
 def aligned_strings(lengths, values, what, query_ids):
     """One string per judgment (its grade or category), aligned with the judged item ids."""
-    other, flat = string_lists(values, f"references {what}")
-    bad = np.flatnonzero(other != lengths) if len(other) == len(lengths) else [len(lengths)]
-    if len(bad):
-        raise ValueError(f"references: {row_name(query_ids, bad[0])} has {other[bad[0]]} {what} for "
-                         f"{lengths[bad[0]]} item ids" if bad[0] < len(lengths) else
-                         f"references: {len(other)} lists of {what} for {len(lengths)} queries")
+    other, flat = shared.string_lists(values, f"references {what}")
+    if len(other) != len(lengths):
+        raise ValueError(f"references: {len(other)} lists of {what} for {len(lengths)} queries")
+    if (other != lengths).any():
+        row = int(np.argmax(other != lengths))
+        raise ValueError(f"references: {shared.row_name(query_ids, row)} has {other[row]} {what} for {lengths[row]} item ids")
     return flat
 
 
 class Qrels:
-    """MIPR judgments prepared once: every judged (query, item) pair's gain and category codes.
-
-    Per-judgment arrays end with one extra entry (gain 0, no category) for index -1, "not judged".
-    """
+    """MIPR judgments prepared once: each judged (query, item) pair's gain and category codes. Per-judgment
+    arrays end with one extra entry (gain 0, category -1) that the index -1, "not judged", reads."""
 
     def __init__(self, references, grades, categories, query_ids=None):
-        lengths, items = string_lists(references, "references")
-        self.pairs = Pairs(lengths, items, query_ids)
-        self.query_ids, self.num_queries = self.pairs.query_ids, len(lengths)
+        lengths, items = shared.string_lists(references, "references")
+        self.pairs = shared.Pairs(lengths, items, query_ids)
+        self.query_ids, self.num_queries, rows = self.pairs.query_ids, len(lengths), self.pairs.rows
         if self.pairs.repeat is not None:
-            row, position = locate(lengths, self.pairs.repeat)
-            raise ValueError(f"references: {row_name(self.query_ids, row)} judges "
+            row, position = shared.locate(lengths, self.pairs.repeat)
+            raise ValueError(f"references: {shared.row_name(self.query_ids, row)} judges "
                              f"{items[self.pairs.repeat].as_py()!r} twice (second at position {position})")
         labels = aligned_strings(lengths, grades, "grades", self.query_ids)
-        codes = pc.index_in(labels, value_set=pa.array(list(GAINS))).fill_null(-1).to_numpy(zero_copy_only=False)
-        if (codes < 0).any():
-            row, position = locate(lengths, np.argmax(codes < 0))
-            raise ValueError(f"references grades: unknown grade {labels[int(np.argmax(codes < 0))].as_py()!r} at "
-                             f"{row_name(self.query_ids, row)}, position {position}; expected one of {list(GAINS)}")
-        self.gain = np.append(np.array(list(GAINS.values()), dtype=np.int8)[codes], 0)
+        grade = pc.index_in(labels, value_set=pa.array(list(GAINS))).fill_null(-1).to_numpy()
+        if (grade < 0).any():
+            row, position = shared.locate(lengths, np.argmax(grade < 0))
+            raise ValueError(f"references grades: unknown grade {labels[int(np.argmax(grade < 0))].as_py()!r} at "
+                             f"{shared.row_name(self.query_ids, row)}, position {position}; expected one of {list(GAINS)}")
+        self.gain = np.append(np.array(list(GAINS.values()), dtype=np.int8)[grade], 0)
         paths = pc.dictionary_encode(aligned_strings(lengths, categories, "categories", self.query_ids))
-        self.paths, path = paths.dictionary.to_pylist(), paths.indices.to_numpy(zero_copy_only=False)
+        self.paths, path = paths.dictionary.to_pylist(), paths.indices.to_numpy()
         leaf = np.unique(np.array([p.rsplit("-", 1)[-1] for p in self.paths], dtype=object), return_inverse=True)[1]
         self.category = {"path": np.append(path, -1), "leaf": np.append(leaf[path], -1)}
-        rows, l1 = self.pairs.rows, self.gain[:-1] == GAINS["L1"]
+        l1 = self.gain[:-1] == GAINS["L1"]
         self.num_l1 = np.bincount(rows[l1], minlength=self.num_queries)
         self.num_l2 = np.bincount(rows[self.gain[:-1] == GAINS["L2"]], minlength=self.num_queries)
-        self.width = max(len(self.paths), 1)  # above every category code, under either reading
-        # each query's L1 categories as sorted keys row * width + code, and their number
+        # each query's L1 categories as sorted keys row * width + code, and how many it has
+        self.width = max(len(self.paths), 1)
         self.l1_keys = {name: np.unique(rows[l1] * self.width + code[:-1][l1]) for name, code in self.category.items()}
         self.num_categories = {name: np.bincount(keys // self.width, minlength=self.num_queries)
                                for name, keys in self.l1_keys.items()}
@@ -96,15 +89,14 @@ class Qrels:
     def top_categories(self):
         """Each query's main top-level category: the most frequent first segment of its L1 items' paths (ties:
         first by name); NO_L1 without L1."""
-        tops, top = np.unique(np.array([p.split("-")[0] for p in self.paths], dtype=object), return_inverse=True)
+        # NO_L1 joins the names only so that there is one
+        tops, top = np.unique(np.array([p.split("-")[0] for p in self.paths] + [NO_L1], dtype=object), return_inverse=True)
         l1 = self.gain[:-1] == GAINS["L1"]
-        pairs, counts = np.unique(self.pairs.rows[l1] * len(tops) + top[self.category["path"][:-1][l1]],
-                                  return_counts=True)
-        query, top = pairs // max(len(tops), 1), pairs % max(len(tops), 1)
-        best = np.lexsort((top, -counts, query))
-        first = best[np.r_[True, query[best][1:] != query[best][:-1]]] if len(best) else best
+        pair, count = np.unique(self.pairs.rows[l1] * len(tops) + top[self.category["path"][:-1][l1]], return_counts=True)
+        best = np.lexsort((pair % len(tops), -count, pair // len(tops)))  # by query, most L1 items, name
+        best = best[np.unique(pair[best] // len(tops), return_index=True)[1]]  # each query's first
         result = np.full(self.num_queries, NO_L1, dtype=object)
-        result[query[first]] = tops[top[first]]
+        result[pair[best] // len(tops)] = tops[pair[best] % len(tops)]
         return result
 
 
@@ -124,11 +116,12 @@ def ratio(part, whole, undefined):
 
 
 def per_query_scores(qrels, judged, ks, reading):
-    """Each measure per query: a float array, NaN where a reading leaves the query out of the mean."""
+    """Each measure per query: NaN where a reading leaves the query out of the mean."""
     gain = qrels.gain[judged]
     dcg = np.cumsum(gain / np.log2(np.arange(2, gain.shape[1] + 2)), axis=1)
     l1_found = np.cumsum(gain == GAINS["L1"], axis=1)
     covered = np.cumsum(first_covers(qrels, judged, reading["category"], reading["covered_by"]), axis=1)
+    num_categories = qrels.num_categories[reading["category"]]
     no_l1 = np.nan if reading["no_l1"] == "skip" else 0.0
     scores = {}
     for k in ks:
@@ -138,40 +131,20 @@ def per_query_scores(qrels, judged, ks, reading):
     for k in sorted({1, *ks}):
         scores[f"Hit-L1@{k}"] = (l1_found[:, k - 1] > 0).astype(float)
     for k in ks:
-        scores[f"SC-R-L1@{k}"] = ratio(covered[:, k - 1], qrels.num_categories[reading["category"]], no_l1)
+        scores[f"SC-R-L1@{k}"] = ratio(covered[:, k - 1], num_categories, no_l1)
+    for k in ks:  # SC-R-L1@k* leaves out the queries with fewer than two L1 categories
+        scores[f"SC-R-L1@{k}*"] = np.where(num_categories >= 2, scores[f"SC-R-L1@{k}"], np.nan)
     return scores
-
-
-def mean(values):
-    """Mean over the queries where the measure is defined (not NaN); None over none."""
-    values = values[~np.isnan(values)]
-    return float(values.mean()) if len(values) else None
-
-
-def means(scores, multi_category, rows):
-    """Means over ``rows``; SC-R-L1@k* over those with at least two L1 categories."""
-    result = {name: mean(values[rows]) for name, values in scores.items()}
-    for name in [name for name in scores if name.startswith("SC-R-L1@")]:
-        result[f"{name}*"] = mean(scores[name][rows & multi_category])
-    return result
 
 
 def evaluate_run(qrels, rankings, k=DEFAULT_K, per_query=False, by_category=False, **readings):
     """All MIPR measures of rankings aligned with ``qrels``' queries (rank = position in the list)."""
-    reading, ks = check_readings(readings), check_cutoffs(k)
+    reading, ks = check_readings(readings), shared.check_cutoffs(k)
     scores = per_query_scores(qrels, qrels.pairs.find(rankings, max(ks)), ks, reading)
-    multi = qrels.num_categories[reading["category"]] >= 2
-    result = means(scores, multi, np.ones(qrels.num_queries, dtype=bool))
-    result.update(num_queries=qrels.num_queries, num_multi_category_queries=int(multi.sum()))
-    if per_query:
-        result["per_query"] = {name: np.where(np.isnan(v), None, v).tolist() for name, v in scores.items()}
-        if qrels.query_ids is not None:
-            result["per_query"]["query_id"] = list(qrels.query_ids)
-    if by_category:
-        tops = qrels.top_categories()
-        result["by_category"] = {top: {**means(scores, multi, tops == top), "num_queries": int((tops == top).sum())}
-                                 for top in sorted(set(tops.tolist()))}
-    return result
+    labels = qrels.top_categories() if by_category else None
+    result = shared.summary(scores, qrels.query_ids, per_query, labels, "by_category")
+    multi = int((qrels.num_categories[reading["category"]] >= 2).sum())
+    return {**result, "num_queries": qrels.num_queries, "num_multi_category_queries": multi}
 
 
 def oracle_rankings(qrels, rankings, order="baseline"):
@@ -184,4 +157,4 @@ def oracle_rankings(qrels, rankings, order="baseline"):
     tier = GAINS["L1"] - qrels.gain[judged]  # 0 for L1, 1 for L2, 2 for the rest
     if order == "coverage":
         tier = tier + 1 - first_covers(qrels, judged, "path", "L1")
-    return reorder(rankings, tier)
+    return shared.reorder(rankings, tier)

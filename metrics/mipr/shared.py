@@ -1,4 +1,4 @@
-"""Ragged id lists and exact (row, id) lookups, shared by the MIPR and M2KR metric folders.
+"""Ragged id lists, exact (row, id) lookups and means, shared by the MIPR and M2KR metric folders.
 
 Each folder must stand alone, so this file is copied into both; a test keeps the two copies byte-identical.
 """
@@ -11,21 +11,19 @@ import pyarrow.compute as pc
 def string_lists(values, name, depth=None):
     """One list of strings per row (Python lists, or an Arrow (Chunked)ListArray, never turned into Python
     objects) -> (int64 row lengths, flat pa.StringArray); only the first ``depth`` strings of a row if given."""
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    if isinstance(values, pa.Array):
-        values = pc.list_slice(values, 0, depth) if depth and len(values) else values
-    else:
+    if not isinstance(values, (pa.Array, pa.ChunkedArray)):
         try:
             values = pa.array([row if row is None else row[:depth] for row in values], pa.list_(pa.string()))
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as err:
             raise ValueError(f"{name}: expected one list of strings per query ({err})") from None
+    elif depth and len(values):
+        values = pc.list_slice(values, 0, depth)
+    values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
     if values.null_count:
-        raise ValueError(f"{name}: row {np.asarray(values.is_null()).argmax()} is null, expected a list of strings")
-    lengths = values.value_lengths().to_numpy(zero_copy_only=False).astype(np.int64)
-    flat = values.flatten().cast(pa.string())
+        raise ValueError(f"{name}: row {np.argmax(values.is_null())} is null, expected a list of strings")
+    lengths, flat = pc.list_value_length(values).to_numpy().astype(np.int64), values.flatten().cast(pa.string())
     if flat.null_count:
-        row, position = locate(lengths, np.asarray(flat.is_null()).argmax())
+        row, position = locate(lengths, np.argmax(flat.is_null()))
         raise ValueError(f"{name}: row {row}, position {position} is null, expected a string")
     return lengths, flat
 
@@ -48,17 +46,10 @@ def check_cutoffs(k):
     return ks
 
 
-def reorder(rankings, tier):
-    """Each ranking sorted by its row of ``tier`` (queries x depth), ties kept in ranking order."""
-    order = np.argsort(tier, axis=1, kind="stable")
-    return [[ranking[i] for i in order[row, : len(ranking)]] for row, ranking in enumerate(rankings)]
-
-
 class Pairs:
     """The (row, id) pairs of ragged id lists, for exact lookups: ids are coded once (``dictionary_encode``),
     a pair is the int64 key ``row * len(ids) + code``, and the keys are sorted once for ``np.searchsorted``.
-    ``repeat`` is the flat position of the earliest second listing of a pair, or None.
-    """
+    ``repeat`` is the flat position of the earliest second listing of a pair, or None."""
 
     def __init__(self, lengths, ids, query_ids=None):
         self.query_ids = None if query_ids is None else list(query_ids)
@@ -66,7 +57,7 @@ class Pairs:
             raise ValueError(f"{len(self.query_ids)} query ids for {len(lengths)} queries")
         self.lengths, self.rows = lengths, np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
         encoded = pc.dictionary_encode(ids)
-        self.ids, self.codes = encoded.dictionary, encoded.indices.to_numpy(zero_copy_only=False)
+        self.ids, self.codes = encoded.dictionary, encoded.indices.to_numpy()
         keys = self.rows * len(self.ids) + self.codes
         order = np.argsort(keys, kind="stable")
         later = order[1:][keys[order[1:]] == keys[order[:-1]]]
@@ -86,12 +77,35 @@ class Pairs:
             listed = ranked[run.repeat - second + 1 : run.repeat + 1].to_pylist()
             raise ValueError(f"predictions: {row_name(self.query_ids, row)} lists {listed[-1]!r} twice "
                              f"(positions {listed.index(listed[-1]) + 1} and {second})")
-        known = pc.index_in(run.ids, value_set=self.ids).fill_null(-1).to_numpy(zero_copy_only=False)[run.codes]
+        known = pc.index_in(run.ids, value_set=self.ids).fill_null(-1).to_numpy()[run.codes]
         keys = run.rows * len(self.ids) + known
         at = np.searchsorted(self.keys, keys)
-        depth = depth or max(int(lengths.max(initial=0)), 1)
-        found = np.full((len(lengths), depth), -1)
-        found[run.rows, np.arange(len(keys)) - (np.cumsum(lengths) - lengths)[run.rows]] = np.where(
-            (known >= 0) & (self.keys[at] == keys), self.order[at], -1
-        )
+        found = np.full((len(lengths), depth or max(int(lengths.max(initial=0)), 1)), -1)
+        positions = np.arange(len(keys)) - (np.cumsum(lengths) - lengths)[run.rows]
+        found[run.rows, positions] = np.where((known >= 0) & (self.keys[at] == keys), self.order[at], -1)
         return found
+
+
+def reorder(rankings, tier):
+    """Each ranking (Python lists) sorted by its row of ``tier``, ties kept in ranking order."""
+    order = np.argsort(tier, axis=1, kind="stable")
+    return [[ranking[i] for i in order[row, : len(ranking)]] for row, ranking in enumerate(rankings)]
+
+
+def mean(values):
+    """Mean over the queries where a measure is defined (not NaN); None over none."""
+    values = values[~np.isnan(values)]
+    return float(values.mean()) if len(values) else None
+
+
+def summary(scores, query_ids, per_query, labels, breakdown):
+    """Means of per-query scores (NaN: left out of the mean); with ``per_query`` the per-query lists (None: left
+    out), with ``labels`` (one per query) the means of each label's queries under ``breakdown``."""
+    result = {name: mean(values) for name, values in scores.items()}
+    if per_query:
+        result["per_query"] = {name: np.where(np.isnan(values), None, values).tolist() for name, values in scores.items()}
+        result["per_query"].update({} if query_ids is None else {"query_id": list(query_ids)})
+    if labels is not None:
+        result[breakdown] = {label: {**{name: mean(values[labels == label]) for name, values in scores.items()},
+                                     "num_queries": int((labels == label).sum())} for label in sorted(set(labels.tolist()))}
+    return result
