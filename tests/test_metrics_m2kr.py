@@ -54,8 +54,8 @@ def test_breakdown_by_task():
     "positives, rankings, message",
     [
         ([[]], [["a"]], r"references: query '7' has no positive passage"),
-        ([["a", "a"]], [["a"]], r"references: query '7' lists positive 'a' twice \(second at position 2\)"),
-        ([["a"]], [["b", "a", "b"]], r"predictions: query '7' lists 'b' twice \(positions 1 and 3\)"),
+        ([["a", "a"]], [["a"]], r"references: query '7', position 2 lists positive 'a' a second time"),
+        ([["a"]], [["b", "a", "b"]], r"predictions: query '7', position 3 lists 'b' a second time"),
         ([["a"]], [["a"], ["b"]], r"^2 rankings for 1 queries$"),
     ],
 )

@@ -212,9 +212,9 @@ def test_arrow_and_python_rankings_agree():
 @pytest.mark.parametrize(
     "judged, grades, categories, rankings, message",
     [
-        ([["a"]], [["L1"]], [["x"]], [["a", "b", "a"]], r"predictions: query 'q' lists 'a' twice \(positions 1 and 3\)"),
+        ([["a"]], [["L1"]], [["x"]], [["a", "b", "a"]], r"predictions: query 'q', position 3 lists 'a' a second time"),
         ([["a"]], [["L3"]], [["x"]], [["a"]], r"unknown grade 'L3' at query 'q', position 1; expected one of \['L1', "),
-        ([["a", "a"]], [["L1", "N1"]], [["x", "x"]], [["a"]], r"query 'q' judges 'a' twice \(second at position 2\)"),
+        ([["a", "a"]], [["L1", "N1"]], [["x", "x"]], [["a"]], r"references: query 'q', position 2 judges 'a' a second time"),
         ([["a", "b"]], [["L1"]], [["x", "x"]], [["a"]], r"references: query 'q' has 1 grades for 2 item ids"),
         ([["a"]], [["L1"]], [["x"], ["y"]], [["a"]], r"references: 2 lists of categories for 1 queries"),
         ([["a"]], [["L1"]], [["x"]], [["a"], ["b"]], r"^2 rankings for 1 queries$"),

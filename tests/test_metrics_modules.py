@@ -86,5 +86,5 @@ def test_m2kr_module_matches_the_measures():
 
 def test_module_input_errors_name_the_query():
     metric = evaluate.load(str(ROOT / "metrics" / "mipr"))
-    with pytest.raises(ValueError, match=r"query 'q1' lists 'a' twice \(positions 1 and 2\)"):
+    with pytest.raises(ValueError, match=r"query 'q1', position 2 lists 'a' a second time"):
         metric.compute(predictions=[["a", "a"]], references=[["a"]], grades=[["L1"]], categories=[["x"]], query_ids=["q1"])

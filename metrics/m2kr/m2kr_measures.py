@@ -20,9 +20,8 @@ class Positives:
         if (lengths == 0).any():
             raise ValueError(f"references: {shared.row_name(self.query_ids, np.argmax(lengths == 0))} has no positive passage")
         if self.pairs.repeat is not None:
-            row, position = shared.locate(lengths, self.pairs.repeat)
-            raise ValueError(f"references: {shared.row_name(self.query_ids, row)} lists positive "
-                             f"{ids[self.pairs.repeat].as_py()!r} twice (second at position {position})")
+            raise ValueError(f"references: {shared.where(lengths, self.pairs.repeat, self.query_ids)} lists positive "
+                             f"{ids[self.pairs.repeat].as_py()!r} a second time")
 
 
 def per_query_scores(positives, found, ks, variants):

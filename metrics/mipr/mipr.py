@@ -19,18 +19,16 @@ _CITATION = """\
 """
 
 _DESCRIPTION = """\
-Scores ranked product lists against the MIPR judgments; rank is the position in the list. nDCG@k: gains L1=2,
-L2=1, others and unjudged 0, discount 1/log2(rank+1). R-L1@k: |L1 in top k| / |L1 judged|. Hit-L1@k: any L1 in
-the top k. SC-R-L1@k: the share of the query's distinct L1 leaf categories covered in the top k; SC-R-L1@k*
-averages it over the queries with at least two L1 categories. A mean over no query is None, not 0.
+Scores ranked product lists against the MIPR judgments. nDCG@k: gains L1=2, L2=1, others and unjudged 0, discount
+1/log2(rank+1). R-L1@k: recall of the judged L1 products in the top k. Hit-L1@k: an L1 in the top k. SC-R-L1@k:
+the share of the query's L1 leaf categories covered in the top k; SC-R-L1@k* averages it over the queries with at
+least two L1 categories. A mean over no query is None, not 0.
 
 | rule | status |
 | --- | --- |
-| gains, discount, rank = position in the list; R-L1, Hit-L1, SC-R-L1 and the * query set as above | fixed by the seed |
-""" + "".join(
-    f"| `{name}`: {' or '.join(values)} | our reading; default {values[0]}: {WHY_DEFAULT[name]} |\n"
-    for name, values in READINGS.items()
-)
+| gains; rank = position in the list; R-L1, Hit-L1, SC-R-L1 and the SC-R-L1@k* queries as above | fixed by the seed |
+""" + "".join(f"| `{name}`: {' or '.join(values)} | our reading; default {values[0]}: {WHY_DEFAULT[name]} |\n"
+              for name, values in READINGS.items())
 
 _KWARGS_DESCRIPTION = """
 Args:
@@ -40,16 +38,11 @@ Args:
     categories (`list` of `list` of `str`): their `treecate_full_path`, aligned with references.
     query_ids (`list` of `str`, optional): names queries in errors and in per-query output.
     k (`list` of `int`, optional): cutoffs, default [10]. Hit-L1@1 is always reported.
-    per_query (`bool`, optional): add `per_query`, each measure's value for every query (None where left out).
-    by_category (`bool`, optional): add `by_category`, the means per query's main top-level category
-        (the most frequent first segment of its L1 items' paths; "(no L1)" for queries without L1).
-    no_l1 ("zero" or "skip"): a query without L1 scores 0 on R-L1 and SC-R-L1, or is left out of their means.
-    recall_denominator ("judged" or "capped"): R-L1@k divides by |L1|, or by min(k, |L1|).
-    covered_by ("L1" or "judged"): a category is covered by an L1 item, or by any judged item, of it in the top k.
-    category ("path" or "leaf"): the leaf category is the whole path, or its last "-"-separated segment.
-    ideal ("cutoff" or "all"): the ideal DCG of the k largest judged gains, or of all of them.
+    per_query (`bool`, optional): add `per_query`, each measure's value for every query (None: left out).
+    by_category (`bool`, optional): add `by_category`, the means per query's main top-level category.
+    no_l1, recall_denominator, covered_by, category, ideal (`str`, optional): the readings in the table above.
 Returns:
-    `dict`: nDCG@k, R-L1@k, Hit-L1@1, Hit-L1@k, SC-R-L1@k, SC-R-L1@k* (floats in [0, 1], None for a mean
+    `dict`: nDCG@k, R-L1@k, Hit-L1@1, Hit-L1@k, SC-R-L1@k, SC-R-L1@k* (floats in [0, 1], or None for a mean
     over no query), num_queries and num_multi_category_queries.
 Examples:
     >>> import evaluate
@@ -58,14 +51,11 @@ Examples:
     >>> references = [["a", "b", "c"], ["d"]]
     >>> grades = [["L1", "L2", "L1"], ["N1"]]
     >>> categories = [["x-1", "y-2", "x-3"], ["z-4"]]
-    >>> results = mipr.compute(
-    ...     predictions=predictions, references=references, grades=grades, categories=categories, k=[2]
-    ... )
+    >>> results = mipr.compute(predictions=predictions, references=references, grades=grades, categories=categories, k=[2])
     >>> {name: round(value, 4) for name, value in results.items()}
     {'nDCG@2': 0.3467, 'R-L1@2': 0.25, 'Hit-L1@1': 0.0, 'Hit-L1@2': 0.5, 'SC-R-L1@2': 0.25, 'SC-R-L1@2*': 0.5, 'num_queries': 2, 'num_multi_category_queries': 1}
-    >>> skip = mipr.compute(
-    ...     predictions=predictions, references=references, grades=grades, categories=[["x-1", "y-2", "x-1"], ["z-4"]], no_l1="skip"
-    ... )
+    >>> one_category = [["x-1", "y-2", "x-1"], ["z-4"]]  # no query has two L1 categories: SC-R-L1@10* is undefined
+    >>> skip = mipr.compute(predictions=predictions, references=references, grades=grades, categories=one_category, no_l1="skip")
     >>> skip["R-L1@10"], skip["SC-R-L1@10"], skip["SC-R-L1@10*"]
     (0.5, 1.0, None)
 """
@@ -75,34 +65,16 @@ Examples:
 class Mipr(evaluate.Metric):
     def _info(self):
         strings = datasets.Sequence(datasets.Value("string"))
-        info = evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({name: strings for name in ["predictions", "references", "grades", "categories"]}),
-            reference_urls=["https://github.com/usnistgov/trec_eval"],
-        )
-        # Hand _compute Arrow columns, not Python lists (much faster at full scale); set after
-        # construction because MetricInfo only accepts a format for flat features.
-        info.format = "arrow"
+        features = datasets.Features({name: strings for name in ("predictions", "references", "grades", "categories")})
+        info = evaluate.MetricInfo(description=_DESCRIPTION, citation=_CITATION, inputs_description=_KWARGS_DESCRIPTION,
+                                   features=features, reference_urls=["https://github.com/usnistgov/trec_eval"])
+        info.format = "arrow"  # Arrow columns reach _compute, not Python lists; MetricInfo refuses it for nested features
         return info
 
-    def _compute(
-        self,
-        predictions,
-        references,
-        grades,
-        categories,
-        query_ids=None,
-        k=DEFAULT_K,
-        per_query=False,
-        by_category=False,
-        no_l1=READINGS["no_l1"][0],
-        recall_denominator=READINGS["recall_denominator"][0],
-        covered_by=READINGS["covered_by"][0],
-        category=READINGS["category"][0],
-        ideal=READINGS["ideal"][0],
-    ):
+    def _compute(self, predictions, references, grades, categories, query_ids=None, k=DEFAULT_K, per_query=False,
+                 by_category=False, no_l1="zero", recall_denominator="judged", covered_by="L1", category="path",
+                 ideal="cutoff"):
+        readings = dict(no_l1=no_l1, recall_denominator=recall_denominator, covered_by=covered_by, category=category,
+                        ideal=ideal)
         qrels = Qrels(references, grades, categories, query_ids=query_ids)
-        readings = dict(no_l1=no_l1, recall_denominator=recall_denominator, covered_by=covered_by, category=category, ideal=ideal)
         return evaluate_run(qrels, predictions, k=k, per_query=per_query, by_category=by_category, **readings)

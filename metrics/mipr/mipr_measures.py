@@ -10,13 +10,8 @@ GAINS = {"L1": 2, "L2": 1, "N1": 0, "N2": 0, "N3": 0}
 DEFAULT_K = (10,)
 NO_L1 = "(no L1)"
 # The rules the seed leaves open, as keyword options: their values, the default (today's behaviour) first.
-READINGS = {
-    "no_l1": ("zero", "skip"),
-    "recall_denominator": ("judged", "capped"),
-    "covered_by": ("L1", "judged"),
-    "category": ("path", "leaf"),
-    "ideal": ("cutoff", "all"),
-}
+READINGS = {"no_l1": ("zero", "skip"), "recall_denominator": ("judged", "capped"), "covered_by": ("L1", "judged"),
+            "category": ("path", "leaf"), "ideal": ("cutoff", "all")}
 WHY_DEFAULT = {
     "no_l1": "trec_eval's rule: a query without relevant items scores 0 and stays in the mean",
     "recall_denominator": "the seed's R-L1 is recall of the judged L1 products, so of all of them",
@@ -36,48 +31,46 @@ def check_readings(readings):
     return {name: readings.get(name, values[0]) for name, values in READINGS.items()}
 
 
-def aligned_strings(lengths, values, what, query_ids):
-    """One string per judgment (its grade or category), aligned with the judged item ids."""
-    other, flat = shared.string_lists(values, f"references {what}")
-    if len(other) != len(lengths):
-        raise ValueError(f"references: {len(other)} lists of {what} for {len(lengths)} queries")
-    if (other != lengths).any():
-        row = int(np.argmax(other != lengths))
-        raise ValueError(f"references: {shared.row_name(query_ids, row)} has {other[row]} {what} for {lengths[row]} item ids")
-    return flat
-
-
 class Qrels:
     """MIPR judgments prepared once: each judged (query, item) pair's gain and category codes. Per-judgment
-    arrays end with one extra entry (gain 0, category -1) that the index -1, "not judged", reads."""
+    arrays end with one extra entry (gain 0, category -1) for the index -1, "not judged"."""
 
     def __init__(self, references, grades, categories, query_ids=None):
         lengths, items = shared.string_lists(references, "references")
         self.pairs = shared.Pairs(lengths, items, query_ids)
         self.query_ids, self.num_queries, rows = self.pairs.query_ids, len(lengths), self.pairs.rows
         if self.pairs.repeat is not None:
-            row, position = shared.locate(lengths, self.pairs.repeat)
-            raise ValueError(f"references: {shared.row_name(self.query_ids, row)} judges "
-                             f"{items[self.pairs.repeat].as_py()!r} twice (second at position {position})")
-        labels = aligned_strings(lengths, grades, "grades", self.query_ids)
+            raise ValueError(f"references: {shared.where(lengths, self.pairs.repeat, self.query_ids)} judges "
+                             f"{items[self.pairs.repeat].as_py()!r} a second time")
+        labels = self.aligned(grades, "grades")
         grade = pc.index_in(labels, value_set=pa.array(list(GAINS))).fill_null(-1).to_numpy()
         if (grade < 0).any():
-            row, position = shared.locate(lengths, np.argmax(grade < 0))
-            raise ValueError(f"references grades: unknown grade {labels[int(np.argmax(grade < 0))].as_py()!r} at "
-                             f"{shared.row_name(self.query_ids, row)}, position {position}; expected one of {list(GAINS)}")
+            at = int(np.argmax(grade < 0))
+            raise ValueError(f"references grades: unknown grade {labels[at].as_py()!r} at "
+                             f"{shared.where(lengths, at, self.query_ids)}; expected one of {list(GAINS)}")
         self.gain = np.append(np.array(list(GAINS.values()), dtype=np.int8)[grade], 0)
-        paths = pc.dictionary_encode(aligned_strings(lengths, categories, "categories", self.query_ids))
+        paths = pc.dictionary_encode(self.aligned(categories, "categories"))
         self.paths, path = paths.dictionary.to_pylist(), paths.indices.to_numpy()
         leaf = np.unique(np.array([p.rsplit("-", 1)[-1] for p in self.paths], dtype=object), return_inverse=True)[1]
         self.category = {"path": np.append(path, -1), "leaf": np.append(leaf[path], -1)}
-        l1 = self.gain[:-1] == GAINS["L1"]
-        self.num_l1 = np.bincount(rows[l1], minlength=self.num_queries)
-        self.num_l2 = np.bincount(rows[self.gain[:-1] == GAINS["L2"]], minlength=self.num_queries)
+        self.num_l1 = np.bincount(rows[self.gain[:-1] == GAINS["L1"]], minlength=len(lengths))
+        self.num_l2 = np.bincount(rows[self.gain[:-1] == GAINS["L2"]], minlength=len(lengths))
         # each query's L1 categories as sorted keys row * width + code, and how many it has
-        self.width = max(len(self.paths), 1)
+        l1, self.width = self.gain[:-1] == GAINS["L1"], max(len(self.paths), 1)
         self.l1_keys = {name: np.unique(rows[l1] * self.width + code[:-1][l1]) for name, code in self.category.items()}
-        self.num_categories = {name: np.bincount(keys // self.width, minlength=self.num_queries)
+        self.num_categories = {name: np.bincount(keys // self.width, minlength=len(lengths))
                                for name, keys in self.l1_keys.items()}
+
+    def aligned(self, values, what):
+        """One string per judgment (its grade or category), aligned with the judged item ids."""
+        lengths, flat = shared.string_lists(values, f"references {what}")
+        if len(lengths) != self.num_queries:
+            raise ValueError(f"references: {len(lengths)} lists of {what} for {self.num_queries} queries")
+        if (lengths != self.pairs.lengths).any():
+            row = int(np.argmax(lengths != self.pairs.lengths))
+            raise ValueError(f"references: {shared.row_name(self.query_ids, row)} has {lengths[row]} {what} for "
+                             f"{self.pairs.lengths[row]} item ids")
+        return flat
 
     def ideal_dcg(self, cutoff=None):
         """DCG of the ideal ranking (the L1 items, then the L2 items), cut at ``cutoff`` (None: not cut)."""
@@ -88,8 +81,7 @@ class Qrels:
 
     def top_categories(self):
         """Each query's main top-level category: the most frequent first segment of its L1 items' paths (ties:
-        first by name); NO_L1 without L1."""
-        # NO_L1 joins the names only so that there is one
+        first by name); NO_L1 without L1 (it also joins the names so that there is one)."""
         tops, top = np.unique(np.array([p.split("-")[0] for p in self.paths] + [NO_L1], dtype=object), return_inverse=True)
         l1 = self.gain[:-1] == GAINS["L1"]
         pair, count = np.unique(self.pairs.rows[l1] * len(tops) + top[self.category["path"][:-1][l1]], return_counts=True)
@@ -111,18 +103,16 @@ def first_covers(qrels, judged, category, covered_by):
     return first
 
 
-def ratio(part, whole, undefined):
-    return np.divide(part, whole, out=np.full(len(part), undefined), where=whole > 0)
-
-
 def per_query_scores(qrels, judged, ks, reading):
-    """Each measure per query: NaN where a reading leaves the query out of the mean."""
+    """Each measure per query, NaN where the readings leave the query out of the mean."""
+    def ratio(part, whole, undefined):
+        return np.divide(part, whole, out=np.full(len(part), undefined), where=whole > 0)
+
     gain = qrels.gain[judged]
     dcg = np.cumsum(gain / np.log2(np.arange(2, gain.shape[1] + 2)), axis=1)
     l1_found = np.cumsum(gain == GAINS["L1"], axis=1)
     covered = np.cumsum(first_covers(qrels, judged, reading["category"], reading["covered_by"]), axis=1)
-    num_categories = qrels.num_categories[reading["category"]]
-    no_l1 = np.nan if reading["no_l1"] == "skip" else 0.0
+    num_categories, no_l1 = qrels.num_categories[reading["category"]], np.nan if reading["no_l1"] == "skip" else 0.0
     scores = {}
     for k in ks:
         scores[f"nDCG@{k}"] = ratio(dcg[:, k - 1], qrels.ideal_dcg(k if reading["ideal"] == "cutoff" else None), 0.0)
@@ -132,7 +122,7 @@ def per_query_scores(qrels, judged, ks, reading):
         scores[f"Hit-L1@{k}"] = (l1_found[:, k - 1] > 0).astype(float)
     for k in ks:
         scores[f"SC-R-L1@{k}"] = ratio(covered[:, k - 1], num_categories, no_l1)
-    for k in ks:  # SC-R-L1@k* leaves out the queries with fewer than two L1 categories
+    for k in ks:  # only over the queries with at least two L1 categories
         scores[f"SC-R-L1@{k}*"] = np.where(num_categories >= 2, scores[f"SC-R-L1@{k}"], np.nan)
     return scores
 
@@ -142,8 +132,8 @@ def evaluate_run(qrels, rankings, k=DEFAULT_K, per_query=False, by_category=Fals
     reading, ks = check_readings(readings), shared.check_cutoffs(k)
     scores = per_query_scores(qrels, qrels.pairs.find(rankings, max(ks)), ks, reading)
     labels = qrels.top_categories() if by_category else None
-    result = shared.summary(scores, qrels.query_ids, per_query, labels, "by_category")
     multi = int((qrels.num_categories[reading["category"]] >= 2).sum())
+    result = shared.summary(scores, qrels.query_ids, per_query, labels, "by_category")
     return {**result, "num_queries": qrels.num_queries, "num_multi_category_queries": multi}
 
 
@@ -155,6 +145,4 @@ def oracle_rankings(qrels, rankings, order="baseline"):
     rankings = rankings.to_pylist() if isinstance(rankings, (pa.Array, pa.ChunkedArray)) else list(rankings)
     judged = qrels.pairs.find(rankings)
     tier = GAINS["L1"] - qrels.gain[judged]  # 0 for L1, 1 for L2, 2 for the rest
-    if order == "coverage":
-        tier = tier + 1 - first_covers(qrels, judged, "path", "L1")
-    return shared.reorder(rankings, tier)
+    return shared.reorder(rankings, tier + 1 - first_covers(qrels, judged, "path", "L1") if order == "coverage" else tier)

@@ -1,7 +1,4 @@
-"""Ragged id lists, exact (row, id) lookups and means, shared by the MIPR and M2KR metric folders.
-
-Each folder must stand alone, so this file is copied into both; a test keeps the two copies byte-identical.
-"""
+"""Shared by the MIPR and M2KR metric folders (copied, so each stands alone; a test keeps the copies identical)."""
 
 import numpy as np
 import pyarrow as pa
@@ -9,8 +6,8 @@ import pyarrow.compute as pc
 
 
 def string_lists(values, name, depth=None):
-    """One list of strings per row (Python lists, or an Arrow (Chunked)ListArray, never turned into Python
-    objects) -> (int64 row lengths, flat pa.StringArray); only the first ``depth`` strings of a row if given."""
+    """One list of strings per row (Python lists, or an Arrow (Chunked)ListArray kept in Arrow) -> (int64 row
+    lengths, flat pa.StringArray); only the first ``depth`` strings of each row if given."""
     if not isinstance(values, (pa.Array, pa.ChunkedArray)):
         try:
             values = pa.array([row if row is None else row[:depth] for row in values], pa.list_(pa.string()))
@@ -23,20 +20,18 @@ def string_lists(values, name, depth=None):
         raise ValueError(f"{name}: row {np.argmax(values.is_null())} is null, expected a list of strings")
     lengths, flat = pc.list_value_length(values).to_numpy().astype(np.int64), values.flatten().cast(pa.string())
     if flat.null_count:
-        row, position = locate(lengths, np.argmax(flat.is_null()))
-        raise ValueError(f"{name}: row {row}, position {position} is null, expected a string")
+        raise ValueError(f"{name}: {where(lengths, np.argmax(flat.is_null()))} is null, expected a string")
     return lengths, flat
-
-
-def locate(lengths, index):
-    """Flat index -> (row, 1-based position in that row)."""
-    ends = np.cumsum(lengths)
-    row = int(np.searchsorted(ends, index, side="right"))
-    return row, int(index - ends[row] + lengths[row]) + 1
 
 
 def row_name(query_ids, row):
     return f"query {query_ids[row]!r}" if query_ids is not None else f"row {row}"
+
+
+def where(lengths, index, query_ids=None):
+    """A flat index as 'query ID, position P' (or 'row R, position P'), 1-based."""
+    row = int(np.searchsorted(np.cumsum(lengths), index, side="right"))
+    return f"{row_name(query_ids, row)}, position {index - int(lengths[:row].sum()) + 1}"
 
 
 def check_cutoffs(k):
@@ -47,9 +42,8 @@ def check_cutoffs(k):
 
 
 class Pairs:
-    """The (row, id) pairs of ragged id lists, for exact lookups: ids are coded once (``dictionary_encode``),
-    a pair is the int64 key ``row * len(ids) + code``, and the keys are sorted once for ``np.searchsorted``.
-    ``repeat`` is the flat position of the earliest second listing of a pair, or None."""
+    """The (row, id) pairs of ragged id lists: ids coded once (``dictionary_encode``), a pair is the int64 key
+    ``row * len(ids) + code``, keys sorted once for ``np.searchsorted``. ``repeat``: where a pair first recurs."""
 
     def __init__(self, lengths, ids, query_ids=None):
         self.query_ids = None if query_ids is None else list(query_ids)
@@ -73,10 +67,8 @@ class Pairs:
             raise ValueError(f"{len(lengths)} rankings for {len(self.lengths)} queries")
         run = Pairs(lengths, ranked)
         if run.repeat is not None:
-            row, second = locate(lengths, run.repeat)
-            listed = ranked[run.repeat - second + 1 : run.repeat + 1].to_pylist()
-            raise ValueError(f"predictions: {row_name(self.query_ids, row)} lists {listed[-1]!r} twice "
-                             f"(positions {listed.index(listed[-1]) + 1} and {second})")
+            raise ValueError(f"predictions: {where(lengths, run.repeat, self.query_ids)} lists "
+                             f"{ranked[run.repeat].as_py()!r} a second time")
         known = pc.index_in(run.ids, value_set=self.ids).fill_null(-1).to_numpy()[run.codes]
         keys = run.rows * len(self.ids) + known
         at = np.searchsorted(self.keys, keys)
@@ -87,25 +79,22 @@ class Pairs:
 
 
 def reorder(rankings, tier):
-    """Each ranking (Python lists) sorted by its row of ``tier``, ties kept in ranking order."""
+    """Each ranking (a Python list) sorted by its row of ``tier``, ties kept in ranking order."""
     order = np.argsort(tier, axis=1, kind="stable")
     return [[ranking[i] for i in order[row, : len(ranking)]] for row, ranking in enumerate(rankings)]
 
 
-def mean(values):
-    """Mean over the queries where a measure is defined (not NaN); None over none."""
-    values = values[~np.isnan(values)]
-    return float(values.mean()) if len(values) else None
-
-
 def summary(scores, query_ids, per_query, labels, breakdown):
-    """Means of per-query scores (NaN: left out of the mean); with ``per_query`` the per-query lists (None: left
-    out), with ``labels`` (one per query) the means of each label's queries under ``breakdown``."""
-    result = {name: mean(values) for name, values in scores.items()}
+    """Means of per-query scores (NaN: undefined, left out; a mean over no query is None); with ``per_query`` the
+    per-query lists (None: undefined); with ``labels`` (one per query) the means of each label's queries."""
+    def means(rows):
+        return {name: float(np.nanmean(v[rows])) if (~np.isnan(v[rows])).any() else None for name, v in scores.items()}
+
+    result = means(slice(None))
     if per_query:
-        result["per_query"] = {name: np.where(np.isnan(values), None, values).tolist() for name, values in scores.items()}
+        result["per_query"] = {name: np.where(np.isnan(v), None, v).tolist() for name, v in scores.items()}
         result["per_query"].update({} if query_ids is None else {"query_id": list(query_ids)})
     if labels is not None:
-        result[breakdown] = {label: {**{name: mean(values[labels == label]) for name, values in scores.items()},
-                                     "num_queries": int((labels == label).sum())} for label in sorted(set(labels.tolist()))}
+        result[breakdown] = {label: {**means(labels == label), "num_queries": int((labels == label).sum())}
+                             for label in sorted(set(labels.tolist()))}
     return result
