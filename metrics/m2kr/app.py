@@ -1,5 +1,4 @@
 """Gradio widget for the Hub Space: loads this folder's metric."""
-
 from pathlib import Path
 
 import evaluate

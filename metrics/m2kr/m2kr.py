@@ -55,7 +55,6 @@ Examples:
     {'Recall@1': 0.25, 'Recall@3': 0.75, 'Recall@5': 1.0, 'Recall-mean': 0.6667, 'Hit@1': 0.5, 'Hit@3': 1.0, 'Hit@5': 1.0, 'Hit-mean': 0.8333, 'num_queries': 2}
 """
 
-
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class M2kr(evaluate.Metric):
     def _info(self):

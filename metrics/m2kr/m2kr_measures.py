@@ -1,5 +1,4 @@
 """M2KR measures: positives prepared once, then each run is a (queries x depth) matrix of positives found."""
-
 import numpy as np
 import pyarrow as pa
 
@@ -8,7 +7,6 @@ from . import shared
 DEFAULT_K = (1, 3, 5)
 # Variant -> measure name prefix: recall is the M2KR track's measure, hit is FLMR's "Recall@K".
 VARIANTS = {"recall": "Recall", "hit": "Hit", "strict": "StrictRecall"}
-
 
 class Positives:
     """M2KR ground truth prepared once: the (query, positive passage) pairs."""
@@ -23,7 +21,6 @@ class Positives:
             raise ValueError(f"references: {shared.where(lengths, self.pairs.repeat, self.query_ids)} lists positive "
                              f"{ids[self.pairs.repeat].as_py()!r} a second time")
 
-
 def per_query_scores(positives, found, ks, variants):
     """Each variant's value per query at each cutoff, and its mean over the cutoffs."""
     scores = {}
@@ -37,7 +34,6 @@ def per_query_scores(positives, found, ks, variants):
         scores[f"{VARIANTS[variant]}-mean"] = np.mean([scores[f"{VARIANTS[variant]}@{k}"] for k in ks], axis=0)
     return scores
 
-
 def evaluate_run(positives, rankings, k=DEFAULT_K, variants=("recall",), per_query=False, tasks=None):
     """The requested M2KR measures (rank = position in the list); ``tasks`` labels queries for a breakdown."""
     ks = shared.check_cutoffs(k)
@@ -47,7 +43,6 @@ def evaluate_run(positives, rankings, k=DEFAULT_K, variants=("recall",), per_que
         raise ValueError(f"{len(labels)} task labels for {positives.num_queries} queries")
     scores = per_query_scores(positives, found, ks, variants)
     return {**shared.summary(scores, positives.query_ids, per_query, labels, "by_task"), "num_queries": positives.num_queries}
-
 
 def oracle_rankings(positives, rankings):
     """Each candidate pool reordered with its positives first, baseline order kept otherwise (Python lists)."""

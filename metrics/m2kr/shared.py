@@ -1,13 +1,11 @@
 """Shared by the MIPR and M2KR metric folders (copied, so each stands alone; a test keeps the copies identical)."""
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-
-def string_lists(values, name, depth=None):
+def string_lists(values, name, depth=None, like=None):
     """One list of strings per row (Python lists, or an Arrow (Chunked)ListArray kept in Arrow) -> (int64 row
-    lengths, flat pa.StringArray); only the first ``depth`` strings of each row if given."""
+    lengths, flat pa.StringArray); only the first ``depth`` strings of a row; rows as long as ``like``'s if given."""
     if not isinstance(values, (pa.Array, pa.ChunkedArray)):
         try:
             values = pa.array([row if row is None else row[:depth] for row in values], pa.list_(pa.string()))
@@ -21,25 +19,25 @@ def string_lists(values, name, depth=None):
     lengths, flat = pc.list_value_length(values).to_numpy().astype(np.int64), values.flatten().cast(pa.string())
     if flat.null_count:
         raise ValueError(f"{name}: {where(lengths, np.argmax(flat.is_null()))} is null, expected a string")
+    if like is not None and not np.array_equal(lengths, like):
+        row = next((row for row, (a, b) in enumerate(zip(lengths, like)) if a != b), None)
+        raise ValueError(f"{name}: {len(lengths)} lists for {len(like)} queries" if row is None else
+                         f"{name}: row {row} has {lengths[row]} values for {like[row]} item ids")
     return lengths, flat
-
 
 def row_name(query_ids, row):
     return f"query {query_ids[row]!r}" if query_ids is not None else f"row {row}"
-
 
 def where(lengths, index, query_ids=None):
     """A flat index as 'query ID, position P' (or 'row R, position P'), 1-based."""
     row = int(np.searchsorted(np.cumsum(lengths), index, side="right"))
     return f"{row_name(query_ids, row)}, position {index - int(lengths[:row].sum()) + 1}"
 
-
 def check_cutoffs(k):
     ks = tuple(sorted({int(cutoff) for cutoff in k}))
     if not ks or ks[0] < 1:
         raise ValueError(f"cutoffs must be positive integers, got {list(k)}")
     return ks
-
 
 class Pairs:
     """The (row, id) pairs of ragged id lists: ids coded once (``dictionary_encode``), a pair is the int64 key
@@ -60,8 +58,8 @@ class Pairs:
         self.keys, self.order = np.append(keys[order], np.iinfo(np.int64).max), np.append(order, -1)
 
     def find(self, rankings, depth=None):
-        """Rankings aligned with the rows -> (rows x depth) flat positions of their pairs, -1 for an id not paired
-        with its row or an empty cell. Reads the first ``depth`` ids (default: all); one listed twice is an error."""
+        """Rankings aligned with the rows, first ``depth`` ids (default: all; none twice) -> (rows x depth) flat
+        positions of their pairs, -1 for an id not paired with its row or an empty cell."""
         lengths, ranked = string_lists(rankings, "predictions", depth)
         if len(lengths) != len(self.lengths):
             raise ValueError(f"{len(lengths)} rankings for {len(self.lengths)} queries")
@@ -77,19 +75,16 @@ class Pairs:
         found[run.rows, positions] = np.where((known >= 0) & (self.keys[at] == keys), self.order[at], -1)
         return found
 
-
 def reorder(rankings, tier):
     """Each ranking (a Python list) sorted by its row of ``tier``, ties kept in ranking order."""
     order = np.argsort(tier, axis=1, kind="stable")
     return [[ranking[i] for i in order[row, : len(ranking)]] for row, ranking in enumerate(rankings)]
 
-
 def summary(scores, query_ids, per_query, labels, breakdown):
-    """Means of per-query scores (NaN: undefined, left out; a mean over no query is None); with ``per_query`` the
-    per-query lists (None: undefined); with ``labels`` (one per query) the means of each label's queries."""
+    """Means of per-query scores (NaN: undefined, left out; a mean over no query is None); optionally the per-query
+    lists (None: undefined) and the means of each label's queries (``labels``: one per query)."""
     def means(rows):
         return {name: float(np.nanmean(v[rows])) if (~np.isnan(v[rows])).any() else None for name, v in scores.items()}
-
     result = means(slice(None))
     if per_query:
         result["per_query"] = {name: np.where(np.isnan(v), None, v).tolist() for name, v in scores.items()}

@@ -60,7 +60,6 @@ Examples:
     (0.5, 1.0, None)
 """
 
-
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Mipr(evaluate.Metric):
     def _info(self):

@@ -1,5 +1,4 @@
 """MIPR measures: judgments prepared once, then each run is a (queries x depth) matrix of judged gains."""
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -20,7 +19,6 @@ WHY_DEFAULT = {
     "ideal": "trec_eval's ndcg_cut: the ideal ranking is cut at k, as the run is",
 }
 
-
 def check_readings(readings):
     """Keyword options -> the value of every open rule, defaults filled in."""
     for name, value in readings.items():
@@ -30,16 +28,14 @@ def check_readings(readings):
             raise ValueError(f"{name}={value!r}: expected one of {list(READINGS[name])}")
     return {name: readings.get(name, values[0]) for name, values in READINGS.items()}
 
-
 def distinct(keys):
-    """Sorted distinct int64 keys: np.unique by sorting (numpy 2.4's hashing np.unique is ~50x slower on these)."""
+    """Sorted distinct keys >= 0; np.unique, by sorting: numpy 2.4's hashing np.unique is ~50x slower on these."""
     keys = np.sort(keys)
-    return keys[np.r_[True, keys[1:] != keys[:-1]]] if len(keys) else keys
-
+    return keys[np.diff(keys, prepend=-1) != 0]
 
 class Qrels:
-    """MIPR judgments prepared once: each judged (query, item) pair's gain and category codes. Per-judgment
-    arrays end with one extra entry (gain 0, category -1) for the index -1, "not judged"."""
+    """MIPR judgments prepared once: each judged (query, item) pair's gain and category codes. Per-judgment arrays
+    end with one extra entry (gain 0, category -1) for the index -1, "not judged"."""
 
     def __init__(self, references, grades, categories, query_ids=None):
         lengths, items = shared.string_lists(references, "references")
@@ -48,35 +44,24 @@ class Qrels:
         if self.pairs.repeat is not None:
             raise ValueError(f"references: {shared.where(lengths, self.pairs.repeat, self.query_ids)} judges "
                              f"{items[self.pairs.repeat].as_py()!r} a second time")
-        labels = self.aligned(grades, "grades")
+        labels = shared.string_lists(grades, "references grades", like=lengths)[1]
         grade = pc.index_in(labels, value_set=pa.array(list(GAINS))).fill_null(-1).to_numpy()
         if (grade < 0).any():
             at = int(np.argmax(grade < 0))
             raise ValueError(f"references grades: unknown grade {labels[at].as_py()!r} at "
                              f"{shared.where(lengths, at, self.query_ids)}; expected one of {list(GAINS)}")
         self.gain = np.append(np.array(list(GAINS.values()), dtype=np.int8)[grade], 0)
-        paths = pc.dictionary_encode(self.aligned(categories, "categories"))
+        paths = pc.dictionary_encode(shared.string_lists(categories, "references categories", like=lengths)[1])
         self.paths, path = paths.dictionary.to_pylist(), paths.indices.to_numpy()
         leaf = np.unique(np.array([p.rsplit("-", 1)[-1] for p in self.paths], dtype=object), return_inverse=True)[1]
         self.category = {"path": np.append(path, -1), "leaf": np.append(leaf[path], -1)}
-        self.num_l1 = np.bincount(rows[self.gain[:-1] == GAINS["L1"]], minlength=len(lengths))
+        l1, self.width = self.gain[:-1] == GAINS["L1"], max(len(self.paths), 1)
+        self.num_l1 = np.bincount(rows[l1], minlength=len(lengths))
         self.num_l2 = np.bincount(rows[self.gain[:-1] == GAINS["L2"]], minlength=len(lengths))
         # each query's L1 categories as sorted keys row * width + code, and how many it has
-        l1, self.width = self.gain[:-1] == GAINS["L1"], max(len(self.paths), 1)
         self.l1_keys = {name: distinct(rows[l1] * self.width + code[:-1][l1]) for name, code in self.category.items()}
         self.num_categories = {name: np.bincount(keys // self.width, minlength=len(lengths))
                                for name, keys in self.l1_keys.items()}
-
-    def aligned(self, values, what):
-        """One string per judgment (its grade or category), aligned with the judged item ids."""
-        lengths, flat = shared.string_lists(values, f"references {what}")
-        if len(lengths) != self.num_queries:
-            raise ValueError(f"references: {len(lengths)} lists of {what} for {self.num_queries} queries")
-        if (lengths != self.pairs.lengths).any():
-            row = int(np.argmax(lengths != self.pairs.lengths))
-            raise ValueError(f"references: {shared.row_name(self.query_ids, row)} has {lengths[row]} {what} for "
-                             f"{self.pairs.lengths[row]} item ids")
-        return flat
 
     def ideal_dcg(self, cutoff=None):
         """DCG of the ideal ranking (the L1 items, then the L2 items), cut at ``cutoff`` (None: not cut)."""
@@ -86,8 +71,8 @@ class Qrels:
         return GAINS["L1"] * cumulative[l1_end] + GAINS["L2"] * (cumulative[l2_end] - cumulative[l1_end])
 
     def top_categories(self):
-        """Each query's main top-level category: the most frequent first segment of its L1 items' paths (ties:
-        first by name); NO_L1 without L1 (it also joins the names so that there is one)."""
+        """Each query's most frequent first path segment among its L1 items (ties: first by name), else NO_L1."""
+        # NO_L1 joins the names only so that there is one
         tops, top = np.unique(np.array([p.split("-")[0] for p in self.paths] + [NO_L1], dtype=object), return_inverse=True)
         l1 = self.gain[:-1] == GAINS["L1"]
         pair, count = np.unique(self.pairs.rows[l1] * len(tops) + top[self.category["path"][:-1][l1]], return_counts=True)
@@ -96,7 +81,6 @@ class Qrels:
         result = np.full(self.num_queries, NO_L1, dtype=object)
         result[pair[best] // len(tops)] = tops[pair[best] % len(tops)]
         return result
-
 
 def first_covers(qrels, judged, category, covered_by):
     """True where a cell covers one of its query's L1 categories for the first time, left to right."""
@@ -107,7 +91,6 @@ def first_covers(qrels, judged, category, covered_by):
     first = np.zeros(judged.shape, dtype=bool)
     first.flat[cells[np.unique(keys.flat[cells], return_index=True)[1]]] = True
     return first
-
 
 def per_query_scores(qrels, judged, ks, reading):
     """Each measure per query, NaN where the readings leave the query out of the mean."""
@@ -126,12 +109,10 @@ def per_query_scores(qrels, judged, ks, reading):
         scores[f"R-L1@{k}"] = ratio(l1_found[:, k - 1], np.minimum(k, qrels.num_l1) if capped else qrels.num_l1, no_l1)
     for k in sorted({1, *ks}):
         scores[f"Hit-L1@{k}"] = (l1_found[:, k - 1] > 0).astype(float)
-    for k in ks:
+    for k in ks:  # SC-R-L1@k* leaves out the queries with fewer than two L1 categories
         scores[f"SC-R-L1@{k}"] = ratio(covered[:, k - 1], num_categories, no_l1)
-    for k in ks:  # only over the queries with at least two L1 categories
         scores[f"SC-R-L1@{k}*"] = np.where(num_categories >= 2, scores[f"SC-R-L1@{k}"], np.nan)
     return scores
-
 
 def evaluate_run(qrels, rankings, k=DEFAULT_K, per_query=False, by_category=False, **readings):
     """All MIPR measures of rankings aligned with ``qrels``' queries (rank = position in the list)."""
@@ -142,10 +123,9 @@ def evaluate_run(qrels, rankings, k=DEFAULT_K, per_query=False, by_category=Fals
     result = shared.summary(scores, qrels.query_ids, per_query, labels, "by_category")
     return {**result, "num_queries": qrels.num_queries, "num_multi_category_queries": multi}
 
-
 def oracle_rankings(qrels, rankings, order="baseline"):
-    """Each candidate pool reordered by true gain: L1, then L2, then the rest, in baseline order within a grade;
-    ``order="coverage"`` first puts the L1 items of L1 categories not yet covered. Returns Python lists."""
+    """Each pool reordered by true gain (L1, L2, the rest; baseline order within a grade) as Python lists;
+    ``order="coverage"`` first puts the L1 items of L1 categories not yet covered."""
     if order not in ("baseline", "coverage"):
         raise ValueError(f"order={order!r}: expected one of ['baseline', 'coverage']")
     rankings = rankings.to_pylist() if isinstance(rankings, (pa.Array, pa.ChunkedArray)) else list(rankings)
