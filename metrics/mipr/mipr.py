@@ -1,5 +1,4 @@
 """MIPR retrieval metrics: nDCG@k, R-L1@k, Hit-L1@1/@k, SC-R-L1@k and SC-R-L1@k* (values in [0, 1])."""
-
 import datasets
 import evaluate
 
@@ -19,31 +18,29 @@ _CITATION = """\
 """
 
 _DESCRIPTION = """\
-Scores ranked product lists against the MIPR judgments. nDCG@k: gains L1=2, L2=1, others and unjudged 0, discount
-1/log2(rank+1). R-L1@k: recall of the judged L1 products in the top k. Hit-L1@k: an L1 in the top k. SC-R-L1@k:
-the share of the query's L1 leaf categories covered in the top k; SC-R-L1@k* averages it over the queries with at
-least two L1 categories. A mean over no query is None, not 0.
+Scores ranked product lists against the MIPR judgments (the card defines each measure). A mean over no query is None.
 
 | rule | status |
 | --- | --- |
-| gains; rank = position in the list; R-L1, Hit-L1, SC-R-L1 and the SC-R-L1@k* queries as above | fixed by the seed |
+| gains L1=2, L2=1, others and unjudged 0; rank = position in the list | fixed by the seed |
+| R-L1: recall of judged L1 items; Hit-L1: an L1 in the top k; SC-R-L1: coverage of the judged L1 leaf categories | fixed by the seed |
+| SC-R-L1@k*: SC-R-L1@k over the queries with at least two L1 categories | fixed by the seed |
 """ + "".join(f"| `{name}`: {' or '.join(values)} | our reading; default {values[0]}: {WHY_DEFAULT[name]} |\n"
               for name, values in READINGS.items())
 
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `list` of `str`): ranked item ids, one list per query, best first.
-    references (`list` of `list` of `str`): the judged item ids of each query, aligned with predictions.
-    grades (`list` of `list` of `str`): their grades (L1, L2, N1, N2, N3), aligned with references.
-    categories (`list` of `list` of `str`): their `treecate_full_path`, aligned with references.
+    references, grades, categories (`list` of `list` of `str`): each query's judged item ids, their grades (L1, L2,
+        N1, N2, N3) and their `treecate_full_path`.
     query_ids (`list` of `str`, optional): names queries in errors and in per-query output.
     k (`list` of `int`, optional): cutoffs, default [10]. Hit-L1@1 is always reported.
-    per_query (`bool`, optional): add `per_query`, each measure's value for every query (None: left out).
-    by_category (`bool`, optional): add `by_category`, the means per query's main top-level category.
+    per_query, by_category (`bool`, optional): add each query's values (None: left out of the mean), or the
+        means per query's main top-level category.
     no_l1, recall_denominator, covered_by, category, ideal (`str`, optional): the readings in the table above.
 Returns:
-    `dict`: nDCG@k, R-L1@k, Hit-L1@1, Hit-L1@k, SC-R-L1@k, SC-R-L1@k* (floats in [0, 1], or None for a mean
-    over no query), num_queries and num_multi_category_queries.
+    `dict`: nDCG@k, R-L1@k, Hit-L1@1, Hit-L1@k, SC-R-L1@k, SC-R-L1@k* (in [0, 1], or None), num_queries and
+    num_multi_category_queries.
 Examples:
     >>> import evaluate
     >>> mipr = evaluate.load("metrics/mipr")
@@ -63,17 +60,15 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Mipr(evaluate.Metric):
     def _info(self):
-        strings = datasets.Sequence(datasets.Value("string"))
-        features = datasets.Features({name: strings for name in ("predictions", "references", "grades", "categories")})
+        features = {name: datasets.Sequence(datasets.Value("string")) for name in ("predictions", "references", "grades", "categories")}
         info = evaluate.MetricInfo(description=_DESCRIPTION, citation=_CITATION, inputs_description=_KWARGS_DESCRIPTION,
-                                   features=features, reference_urls=["https://github.com/usnistgov/trec_eval"])
+                                   features=datasets.Features(features), reference_urls=["https://github.com/usnistgov/trec_eval"])
         info.format = "arrow"  # Arrow columns reach _compute, not Python lists; MetricInfo refuses it for nested features
         return info
 
     def _compute(self, predictions, references, grades, categories, query_ids=None, k=DEFAULT_K, per_query=False,
                  by_category=False, no_l1="zero", recall_denominator="judged", covered_by="L1", category="path",
                  ideal="cutoff"):
-        readings = dict(no_l1=no_l1, recall_denominator=recall_denominator, covered_by=covered_by, category=category,
-                        ideal=ideal)
         qrels = Qrels(references, grades, categories, query_ids=query_ids)
-        return evaluate_run(qrels, predictions, k=k, per_query=per_query, by_category=by_category, **readings)
+        return evaluate_run(qrels, predictions, k=k, per_query=per_query, by_category=by_category, no_l1=no_l1,
+                            recall_denominator=recall_denominator, covered_by=covered_by, category=category, ideal=ideal)

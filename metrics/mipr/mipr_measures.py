@@ -22,10 +22,9 @@ WHY_DEFAULT = {
 def check_readings(readings):
     """Keyword options -> the value of every open rule, defaults filled in."""
     for name, value in readings.items():
-        if name not in READINGS:
-            raise ValueError(f"unknown option {name!r}; expected one of {list(READINGS)}")
-        if value not in READINGS[name]:
-            raise ValueError(f"{name}={value!r}: expected one of {list(READINGS[name])}")
+        if value not in READINGS.get(name, ()):
+            raise ValueError(f"{name}={value!r}: expected one of {list(READINGS[name])}" if name in READINGS
+                             else f"unknown option {name!r}; expected one of {list(READINGS)}")
     return {name: readings.get(name, values[0]) for name, values in READINGS.items()}
 
 def distinct(keys):
@@ -72,15 +71,12 @@ class Qrels:
 
     def top_categories(self):
         """Each query's most frequent first path segment among its L1 items (ties: first by name), else NO_L1."""
-        # NO_L1 joins the names only so that there is one
-        tops, top = np.unique(np.array([p.split("-")[0] for p in self.paths] + [NO_L1], dtype=object), return_inverse=True)
         l1 = self.gain[:-1] == GAINS["L1"]
-        pair, count = np.unique(self.pairs.rows[l1] * len(tops) + top[self.category["path"][:-1][l1]], return_counts=True)
-        best = np.lexsort((pair % len(tops), -count, pair // len(tops)))  # by query, most L1 items, name
-        best = best[np.unique(pair[best] // len(tops), return_index=True)[1]]  # each query's first
-        result = np.full(self.num_queries, NO_L1, dtype=object)
-        result[pair[best] // len(tops)] = tops[pair[best] % len(tops)]
-        return result
+        tops = pa.array([p.split("-")[0] for p in self.paths], pa.string()).take(self.category["path"][:-1][l1])
+        counts = pa.table({"row": self.pairs.rows[l1], "top": tops}).group_by(["row", "top"]).aggregate([([], "count_all")])
+        ranked = counts.sort_by([("count_all", "ascending"), ("top", "descending")])  # each row's best comes last
+        best = dict(zip(ranked["row"].to_pylist(), ranked["top"].to_pylist()))
+        return np.array([best.get(row, NO_L1) for row in range(self.num_queries)], dtype=object)
 
 def first_covers(qrels, judged, category, covered_by):
     """True where a cell covers one of its query's L1 categories for the first time, left to right."""

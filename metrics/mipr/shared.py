@@ -40,8 +40,7 @@ def check_cutoffs(k):
     return ks
 
 class Pairs:
-    """The (row, id) pairs of ragged id lists: ids coded once (``dictionary_encode``), a pair is the int64 key
-    ``row * len(ids) + code``, keys sorted once for ``np.searchsorted``. ``repeat``: where a pair first recurs."""
+    """(row, id) pairs as sorted int64 keys ``row * len(ids) + id code``; ``repeat``: where a pair first recurs."""
 
     def __init__(self, lengths, ids, query_ids=None):
         self.query_ids = None if query_ids is None else list(query_ids)
@@ -81,8 +80,7 @@ def reorder(rankings, tier):
     return [[ranking[i] for i in order[row, : len(ranking)]] for row, ranking in enumerate(rankings)]
 
 def summary(scores, query_ids, per_query, labels, breakdown):
-    """Means of per-query scores (NaN: undefined, left out; a mean over no query is None); optionally the per-query
-    lists (None: undefined) and the means of each label's queries (``labels``: one per query)."""
+    """Means (NaN: left out; None: a mean over no query); optionally per query (None: left out) and per label."""
     def means(rows):
         return {name: float(np.nanmean(v[rows])) if (~np.isnan(v[rows])).any() else None for name, v in scores.items()}
     result = means(slice(None))
