@@ -30,7 +30,7 @@ and Recall@5 is the M2KR track score (the Kaggle leaderboard averaged two tracks
 | rule | status |
 | --- | --- |
 | Recall@k against the full positive set; k = 1, 3, 5 and their mean; rank = position in the list | fixed by the seed |
-| variants hit and strict | our addition, off by default: FLMR's hit rate and an all-positives rate |
+| variants `hit` and `strict` (off by default) | our reading: FLMR's hit rate, and a rate of queries with all positives found |
 """
 
 _KWARGS_DESCRIPTION = """
