@@ -51,8 +51,8 @@ class Qrels:
                              f"{shared.where(lengths, at, self.query_ids)}; expected one of {list(GAINS)}")
         self.gain = np.append(np.array(list(GAINS.values()), dtype=np.int8)[grade], 0)
         paths = pc.dictionary_encode(shared.string_lists(categories, "references categories", like=lengths)[1])
-        self.paths, path = paths.dictionary.to_pylist(), paths.indices.to_numpy()
-        leaf = np.unique(np.array([p.rsplit("-", 1)[-1] for p in self.paths], dtype=object), return_inverse=True)[1]
+        self.paths, path = paths.dictionary, paths.indices.to_numpy()
+        leaf = pc.dictionary_encode(pc.replace_substring_regex(self.paths, "^.*-", "")).indices.to_numpy()  # last segment
         self.category = {"path": np.append(path, -1), "leaf": np.append(leaf[path], -1)}
         l1, self.width = self.gain[:-1] == GAINS["L1"], max(len(self.paths), 1)
         self.num_l1 = np.bincount(rows[l1], minlength=len(lengths))
@@ -72,7 +72,7 @@ class Qrels:
     def top_categories(self):
         """Each query's most frequent first path segment among its L1 items (ties: first by name), else NO_L1."""
         l1 = self.gain[:-1] == GAINS["L1"]
-        tops = pa.array([p.split("-")[0] for p in self.paths], pa.string()).take(self.category["path"][:-1][l1])
+        tops = pc.replace_substring_regex(self.paths, "-.*", "").take(self.category["path"][:-1][l1])  # first segment
         counts = pa.table({"row": self.pairs.rows[l1], "top": tops}).group_by(["row", "top"]).aggregate([([], "count_all")])
         ranked = counts.sort_by([("count_all", "ascending"), ("top", "descending")])  # each row's best comes last
         best = dict(zip(ranked["row"].to_pylist(), ranked["top"].to_pylist()))
