@@ -16,7 +16,8 @@ class Positives:
         self.pairs = shared.Pairs(lengths, ids, query_ids)
         self.query_ids, self.num_queries, self.num_positives = self.pairs.query_ids, len(lengths), lengths
         if (lengths == 0).any():
-            raise ValueError(f"references: {shared.row_name(self.query_ids, np.argmax(lengths == 0))} has no positive passage")
+            row = int(np.argmax(lengths == 0))
+            raise ValueError(f"references: {shared.row_name(self.query_ids, row)} has no positive passage")
         if self.pairs.repeat is not None:
             raise ValueError(f"references: {shared.where(lengths, self.pairs.repeat, self.query_ids)} lists positive "
                              f"{ids[self.pairs.repeat].as_py()!r} a second time")
@@ -42,7 +43,8 @@ def evaluate_run(positives, rankings, k=DEFAULT_K, variants=("recall",), per_que
     if labels is not None and len(labels) != positives.num_queries:
         raise ValueError(f"{len(labels)} task labels for {positives.num_queries} queries")
     scores = per_query_scores(positives, found, ks, variants)
-    return {**shared.summary(scores, positives.query_ids, per_query, labels, "by_task"), "num_queries": positives.num_queries}
+    result = shared.summary(scores, positives.query_ids, per_query, labels, "by_task")
+    return {**result, "num_queries": positives.num_queries}
 
 def oracle_rankings(positives, rankings):
     """Each candidate pool reordered with its positives first, baseline order kept otherwise (Python lists)."""

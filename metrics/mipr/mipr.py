@@ -60,15 +60,18 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Mipr(evaluate.Metric):
     def _info(self):
-        features = {name: datasets.Sequence(datasets.Value("string")) for name in ("predictions", "references", "grades", "categories")}
+        strings = datasets.Sequence(datasets.Value("string"))
+        features = datasets.Features({name: strings for name in ("predictions", "references", "grades", "categories")})
         info = evaluate.MetricInfo(description=_DESCRIPTION, citation=_CITATION, inputs_description=_KWARGS_DESCRIPTION,
-                                   features=datasets.Features(features), reference_urls=["https://github.com/usnistgov/trec_eval"])
-        info.format = "arrow"  # Arrow columns reach _compute, not Python lists; MetricInfo refuses it for nested features
+                                   features=features, reference_urls=["https://github.com/usnistgov/trec_eval"])
+        # Arrow columns reach _compute, not Python lists; set here as MetricInfo refuses it for nested features
+        info.format = "arrow"
         return info
 
     def _compute(self, predictions, references, grades, categories, query_ids=None, k=DEFAULT_K, per_query=False,
                  by_category=False, no_l1="zero", recall_denominator="judged", covered_by="L1", category="path",
                  ideal="cutoff"):
         qrels = Qrels(references, grades, categories, query_ids=query_ids)
-        return evaluate_run(qrels, predictions, k=k, per_query=per_query, by_category=by_category, no_l1=no_l1,
-                            recall_denominator=recall_denominator, covered_by=covered_by, category=category, ideal=ideal)
+        readings = dict(no_l1=no_l1, recall_denominator=recall_denominator, covered_by=covered_by, category=category,
+                        ideal=ideal)
+        return evaluate_run(qrels, predictions, k=k, per_query=per_query, by_category=by_category, **readings)

@@ -52,7 +52,8 @@ class Qrels:
         self.gain = np.append(np.array(list(GAINS.values()), dtype=np.int8)[grade], 0)
         paths = pc.dictionary_encode(shared.string_lists(categories, "references categories", like=lengths)[1])
         self.paths, path = paths.dictionary, paths.indices.to_numpy()
-        leaf = pc.dictionary_encode(pc.replace_substring_regex(self.paths, "^.*-", "")).indices.to_numpy()  # last segment
+        # the "leaf" reading: each path's last segment
+        leaf = pc.dictionary_encode(pc.replace_substring_regex(self.paths, "^.*-", "")).indices.to_numpy()
         self.category = {"path": np.append(path, -1), "leaf": np.append(leaf[path], -1)}
         l1, self.width = self.gain[:-1] == GAINS["L1"], max(len(self.paths), 1)
         self.num_l1 = np.bincount(rows[l1], minlength=len(lengths))
@@ -73,7 +74,8 @@ class Qrels:
         """Each query's most frequent first path segment among its L1 items (ties: first by name), else NO_L1."""
         l1 = self.gain[:-1] == GAINS["L1"]
         tops = pc.replace_substring_regex(self.paths, "-.*", "").take(self.category["path"][:-1][l1])  # first segment
-        counts = pa.table({"row": self.pairs.rows[l1], "top": tops}).group_by(["row", "top"]).aggregate([([], "count_all")])
+        pairs = pa.table({"row": self.pairs.rows[l1], "top": tops})
+        counts = pairs.group_by(["row", "top"]).aggregate([([], "count_all")])
         ranked = counts.sort_by([("count_all", "ascending"), ("top", "descending")])  # each row's best comes last
         best = dict(zip(ranked["row"].to_pylist(), ranked["top"].to_pylist()))
         return np.array([best.get(row, NO_L1) for row in range(self.num_queries)], dtype=object)
@@ -127,4 +129,6 @@ def oracle_rankings(qrels, rankings, order="baseline"):
     rankings = rankings.to_pylist() if isinstance(rankings, (pa.Array, pa.ChunkedArray)) else list(rankings)
     judged = qrels.pairs.find(rankings)
     tier = GAINS["L1"] - qrels.gain[judged]  # 0 for L1, 1 for L2, 2 for the rest
-    return shared.reorder(rankings, tier + 1 - first_covers(qrels, judged, "path", "L1") if order == "coverage" else tier)
+    if order == "coverage":  # 0 for an L1 item of a category not yet covered, then 1 for the other L1 items, ...
+        tier = tier + 1 - first_covers(qrels, judged, "path", "L1")
+    return shared.reorder(rankings, tier)
