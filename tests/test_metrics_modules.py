@@ -72,7 +72,7 @@ def test_both_metric_folders_carry_the_same_shared_file():
 
 
 @pytest.mark.parametrize("name", [
-    pytest.param("mipr", marks=pytest.mark.xfail(strict=True, reason="not met: the MIPR folder holds about 300 lines")),
+    pytest.param("mipr", marks=pytest.mark.xfail(strict=True, reason="not met: the MIPR folder holds about 310 lines")),
     "m2kr",
 ])
 def test_each_folder_holds_at_most_250_lines_of_python(name):
