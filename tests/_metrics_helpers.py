@@ -45,27 +45,51 @@ def pytrec_mipr(query_ids, judged, grades, rankings, k):
     return pytrec_eval.RelevanceEvaluator(qrels, names, relevance_level=2).evaluate(trec_run(query_ids, rankings))
 
 
-def plain_mipr(judged, grades, categories, ranking, k):
-    """One query's measures by plain loops, straight from the definitions."""
+def plain_mipr(judged, grades, categories, ranking, k, no_l1="zero", recall_denominator="judged",
+               covered_by="L1", category="path", ideal="cutoff"):
+    """One query's measures by plain loops, straight from the definitions and readings; None: left out of the mean."""
     gain = {i: GAIN.get(g, 0) for i, g in zip(judged, grades)}
     l1 = {i for i, g in zip(judged, grades) if g == "L1"}
-    l1_cats = {c for i, g, c in zip(judged, grades, categories) if g == "L1"}
-    cat = dict(zip(judged, categories))
+    cat = {i: c if category == "path" else c.split("-")[-1] for i, c in zip(judged, categories)}
+    l1_cats = {cat[i] for i in l1}
     top = ranking[:k]
     dcg = sum(gain.get(d, 0) / math.log2(r + 2) for r, d in enumerate(top))
-    ideal = sorted(gain.values(), reverse=True)[:k]
-    idcg = sum(g / math.log2(r + 2) for r, g in enumerate(ideal))
+    ideal_gains = sorted(gain.values(), reverse=True)[: k if ideal == "cutoff" else None]
+    idcg = sum(g / math.log2(r + 2) for r, g in enumerate(ideal_gains))
     found = sum(d in l1 for d in top)
-    covered = {cat[d] for d in top if d in l1}
+    covering = l1 if covered_by == "L1" else set(gain)
+    covered = {cat[d] for d in top if d in covering and cat[d] in l1_cats}
+    without_l1 = None if no_l1 == "skip" else 0.0
+    denominator = len(l1) if recall_denominator == "judged" else min(k, len(l1))
     return {
         "ndcg": dcg / idcg if idcg else 0.0,
-        "recall": found / len(l1) if l1 else 0.0,
-        "capped": found / min(k, len(l1)) if l1 else 0.0,
+        "recall": found / denominator if l1 else without_l1,
         "hit1": float(bool(ranking[:1]) and ranking[0] in l1),
         "hit": float(found > 0),
-        "sc": len(covered) / len(l1_cats) if l1_cats else 0.0,
+        "sc": len(covered) / len(l1_cats) if l1_cats else without_l1,
         "multi": len(l1_cats) >= 2,
     }
+
+
+def plain_mean(values):
+    """Mean over the values that are not None; None if there is none."""
+    values = [v for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def plain_oracle(judged, grades, categories, ranking, order="baseline"):
+    """A pool reordered by gain (stable); "coverage" first takes the L1 items of categories not yet covered."""
+    gain = {i: GAIN.get(g, 0) for i, g in zip(judged, grades)}
+    cat = dict(zip(judged, categories))
+    ordered = sorted(ranking, key=lambda d: -gain.get(d, 0))
+    if order == "baseline":
+        return ordered
+    firsts, covered = [], set()
+    for d in ordered:
+        if gain.get(d) == 2 and cat[d] not in covered:
+            firsts.append(d)
+            covered.add(cat[d])
+    return firsts + [d for d in ordered if d not in firsts]
 
 
 def random_m2kr(seed, queries=80, passages=60):
@@ -79,6 +103,10 @@ def random_m2kr(seed, queries=80, passages=60):
         positives.append(pos)
         rankings.append(rng.sample(ranking, len(ranking)))
     return query_ids, positives, rankings
+
+
+def plain_m2kr_oracle(positives, ranking):
+    return [d for d in ranking if d in positives] + [d for d in ranking if d not in positives]
 
 
 def plain_m2kr(positives, ranking, k):

@@ -1,11 +1,12 @@
-import importlib
+import itertools
 import math
 import random
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
-from _metrics_helpers import MIPR, plain_mipr, pytrec_mipr, random_mipr
+from _metrics_helpers import MIPR, plain_mean, plain_mipr, plain_oracle, pytrec_mipr, random_mipr
 
 CUTOFFS = (1, 3, 10, 25)
 
@@ -31,10 +32,10 @@ def test_per_query_values_match_pytrec_eval(seed):
 @pytest.mark.parametrize("seed", [3, 4])
 def test_every_measure_matches_plain_loops(seed):
     query_ids, judged, grades, categories, rankings = random_mipr(seed)
-    result = score(query_ids, judged, grades, categories, rankings, k=CUTOFFS, capped_recall=True)
+    result = score(query_ids, judged, grades, categories, rankings, k=CUTOFFS)
     for k in CUTOFFS:
         plain = [plain_mipr(j, g, c, r, k) for j, g, c, r in zip(judged, grades, categories, rankings)]
-        for name, key in [("nDCG", "ndcg"), ("R-L1", "recall"), ("R-L1-capped", "capped"), ("Hit-L1", "hit"), ("SC-R-L1", "sc")]:
+        for name, key in [("nDCG", "ndcg"), ("R-L1", "recall"), ("Hit-L1", "hit"), ("SC-R-L1", "sc")]:
             assert result["per_query"][f"{name}@{k}"] == pytest.approx([p[key] for p in plain], abs=1e-12)
             assert result[f"{name}@{k}"] == pytest.approx(np.mean([p[key] for p in plain]), abs=1e-12)
         multi = [p["sc"] for p in plain if p["multi"]]
@@ -47,19 +48,133 @@ def test_every_measure_matches_plain_loops(seed):
     assert 0 < result["num_multi_category_queries"] < len(query_ids)
 
 
+ALL_READINGS = [dict(zip(MIPR.READINGS, values)) for values in itertools.product(*MIPR.READINGS.values())]
+
+
+@pytest.mark.parametrize("reading", ALL_READINGS, ids=lambda r: "-".join(r.values()))
+def test_every_reading_matches_plain_loops(reading):
+    query_ids, judged, grades, categories, rankings = random_mipr(13)
+    result = score(query_ids, judged, grades, categories, rankings, k=(3, 10), **reading)
+    for k in (3, 10):
+        plain = [plain_mipr(j, g, c, r, k, **reading) for j, g, c, r in zip(judged, grades, categories, rankings)]
+        for name, key in [("nDCG", "ndcg"), ("R-L1", "recall"), ("Hit-L1", "hit"), ("SC-R-L1", "sc")]:
+            values = [p[key] for p in plain]
+            assert result["per_query"][f"{name}@{k}"] == pytest.approx(values, abs=1e-12)
+            assert result[f"{name}@{k}"] == pytest.approx(plain_mean(values), abs=1e-12)
+        assert result[f"SC-R-L1@{k}*"] == pytest.approx(plain_mean([p["sc"] for p in plain if p["multi"]]), abs=1e-12)
+        assert result["num_multi_category_queries"] == sum(p["multi"] for p in plain)
+
+
+def test_each_reading_changes_the_scores_of_the_random_data():
+    query_ids, judged, grades, categories, rankings = random_mipr(13)
+    default = score(query_ids, judged, grades, categories, rankings, k=(3,))
+    assert default == score(query_ids, judged, grades, categories, rankings, k=(3,), **ALL_READINGS[0])
+    for name, values in MIPR.READINGS.items():
+        other = score(query_ids, judged, grades, categories, rankings, k=(3,), **{name: values[1]})
+        assert other != default, name
+
+
+def test_readings_are_data_with_a_reason_for_each_default():
+    assert MIPR.READINGS == {
+        "no_l1": ("zero", "skip"),
+        "recall_denominator": ("judged", "capped"),
+        "covered_by": ("L1", "judged"),
+        "category": ("path", "leaf"),
+        "ideal": ("cutoff", "all"),
+    }
+    assert set(MIPR.WHY_DEFAULT) == set(MIPR.READINGS) and all(MIPR.WHY_DEFAULT.values())
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"no_l1": "maybe"}, r"no_l1='maybe': expected one of \['zero', 'skip'\]"),
+        ({"ideal": "pool"}, r"ideal='pool': expected one of \['cutoff', 'all'\]"),
+        ({"capped_recall": True}, r"unknown option 'capped_recall'; expected one of \['no_l1', "),
+    ],
+)
+def test_unknown_readings_are_named(options, message):
+    with pytest.raises(ValueError, match=message):
+        MIPR.evaluate_run(MIPR.Qrels([["a"]], [["L1"]], [["x"]]), [["a"]], **options)
+
+
+def test_readings_on_a_hand_computed_case():
+    # q1 judges a (L1, x-1), b (L2, y-2), c (L1, z-1), d (N1, z-1); q2 has no L1. Leaves: x-1 and z-1 are both "1".
+    judged, grades = [["a", "b", "c", "d"], ["e"]], [["L1", "L2", "L1", "N1"], ["L2"]]
+    categories, rankings = [["x-1", "y-2", "z-1", "z-1"], ["w-3"]], [["d", "b"], ["e"]]
+    qrels = MIPR.Qrels(judged, grades, categories, query_ids=["q1", "q2"])
+
+    def run(**reading):
+        return MIPR.evaluate_run(qrels, rankings, k=[1, 2], per_query=True, **reading)
+
+    assert run()["per_query"]["SC-R-L1@2"] == [0.0, 0.0]
+    assert run(covered_by="judged")["per_query"]["SC-R-L1@2"] == [0.5, 0.0]  # d (N1) covers z-1
+    assert run(category="leaf")["num_multi_category_queries"] == 0
+    assert run(category="leaf", covered_by="judged")["per_query"]["SC-R-L1@2"] == [1.0, 0.0]
+    skip = run(no_l1="skip")
+    assert skip["per_query"]["R-L1@1"] == [0.0, None] and skip["R-L1@1"] == 0.0
+    assert skip["per_query"]["nDCG@1"] == [0.0, 1.0]  # nDCG and Hit keep every query
+    idcg_all = 2 + 2 / math.log2(3) + 1 / math.log2(4)
+    assert run(ideal="all")["per_query"]["nDCG@2"][0] == pytest.approx((1 / math.log2(3)) / idcg_all)
+    assert run(ideal="all")["per_query"]["nDCG@2"][1] == 1.0
+    capped = run(recall_denominator="capped")["per_query"]
+    assert capped["R-L1@1"] == [0.0, 0.0] and run(recall_denominator="capped", no_l1="skip")["R-L1@2"] == 0.0
+
+
+def test_a_mean_over_no_query_is_none():
+    # no query has two L1 categories: SC-R-L1@k* is undefined, not 0
+    result = score(["a", "b"], [["x"], ["y"]], [["L1"], ["N2"]], [["c-1"], ["c-2"]], [["x"], ["y"]], k=[10])
+    assert result["SC-R-L1@10*"] is None and result["num_multi_category_queries"] == 0
+    assert result["SC-R-L1@10"] == 0.5
+    # no query has an L1 and "skip" leaves them all out: the R-L1 and SC-R-L1 means are undefined too
+    result = score(["a"], [["x"]], [["L2"]], [["c-1"]], [["x"]], k=[10], no_l1="skip", by_category=True)
+    assert (result["R-L1@10"], result["SC-R-L1@10"], result["SC-R-L1@10*"]) == (None, None, None)
+    assert result["per_query"]["R-L1@10"] == [None] and result["nDCG@10"] == 1.0
+    assert result["by_category"]["(no L1)"]["R-L1@10"] is None
+
+
+@pytest.mark.parametrize("order", ["baseline", "coverage"])
+def test_oracle_matches_plain_loops(order):
+    query_ids, judged, grades, categories, rankings = random_mipr(14)
+    qrels = MIPR.Qrels(judged, grades, categories, query_ids=query_ids)
+    oracle = MIPR.oracle_rankings(qrels, rankings, order=order)
+    assert oracle == [plain_oracle(*row, order=order) for row in zip(judged, grades, categories, rankings)]
+    assert MIPR.oracle_rankings(qrels, pa.array(rankings), order=order) == oracle
+    assert oracle != rankings and [sorted(r) for r in oracle] == [sorted(r) for r in rankings]
+
+
+def test_the_coverage_oracle_covers_at_least_as_much():
+    query_ids, judged, grades, categories, rankings = random_mipr(15)
+    qrels = MIPR.Qrels(judged, grades, categories, query_ids=query_ids)
+    by_grade = MIPR.evaluate_run(qrels, MIPR.oracle_rankings(qrels, rankings), k=[1, 3], per_query=True)
+    covering = MIPR.evaluate_run(qrels, MIPR.oracle_rankings(qrels, rankings, "coverage"), k=[1, 3], per_query=True)
+    for k in (1, 3):
+        assert all(c >= b for c, b in zip(covering["per_query"][f"SC-R-L1@{k}"], by_grade["per_query"][f"SC-R-L1@{k}"]))
+        assert covering["per_query"][f"nDCG@{k}"] == by_grade["per_query"][f"nDCG@{k}"]
+    assert covering["SC-R-L1@3"] > by_grade["SC-R-L1@3"]
+
+
+def test_oracle_on_a_hand_computed_case():
+    qrels = MIPR.Qrels([["a", "b", "c", "d"]], [["L1", "L1", "L2", "L1"]], [["x", "x", "y", "z"]])
+    assert MIPR.oracle_rankings(qrels, [["e", "c", "a", "b", "d"]]) == [["a", "b", "d", "c", "e"]]
+    assert MIPR.oracle_rankings(qrels, [["e", "c", "a", "b", "d"]], order="coverage") == [["a", "d", "b", "c", "e"]]
+    with pytest.raises(ValueError, match=r"order='best': expected one of \['baseline', 'coverage'\]"):
+        MIPR.oracle_rankings(qrels, [["a"]], order="best")
+
+
 def test_hand_computed_case():
     # q1: b (L2), a (L1), e (unjudged); judged L1 a (x-1), c (x-3); L2 b. q2: nothing relevant.
     result = score(
         ["q1", "q2"], [["a", "b", "c"], ["d"]], [["L1", "L2", "L1"], ["N1"]], [["x-1", "y-2", "x-3"], ["z-4"]],
-        [["b", "a", "e"], ["d", "a"]], k=[2, 10], capped_recall=True,
+        [["b", "a", "e"], ["d", "a"]], k=[2, 10], recall_denominator="capped",
     )
     idcg2 = 2 + 2 / math.log2(3)
     assert result["per_query"]["nDCG@2"] == pytest.approx([(1 + 2 / math.log2(3)) / idcg2, 0.0])
     idcg10 = 2 + 2 / math.log2(3) + 1 / math.log2(4)
     assert result["per_query"]["nDCG@10"][0] == pytest.approx((1 + 2 / math.log2(3)) / idcg10)
-    assert result["per_query"]["R-L1@2"] == [0.5, 0.0]  # the no-L1 query scores 0 and stays in the mean
+    assert result["per_query"]["R-L1@2"] == [0.5, 0.0]  # capped: min(2, |L1|) = 2; the no-L1 query scores 0
     assert result["R-L1@2"] == 0.25
-    assert result["per_query"]["R-L1-capped@2"] == [0.5, 0.0]
+    assert result["per_query"]["R-L1@10"] == [0.5, 0.0]
     assert result["per_query"]["Hit-L1@1"] == [0.0, 0.0]
     assert result["per_query"]["Hit-L1@2"] == [1.0, 0.0]
     assert result["per_query"]["SC-R-L1@2"] == [0.5, 0.0]
@@ -89,40 +204,23 @@ def test_breakdown_by_top_level_category_partitions_the_queries():
 
 
 def test_arrow_and_python_rankings_agree():
-    import pyarrow as pa
-
     query_ids, judged, grades, categories, rankings = random_mipr(6)
     qrels = MIPR.Qrels(judged, grades, categories, query_ids=query_ids)
     assert MIPR.evaluate_run(qrels, pa.array(rankings)) == MIPR.evaluate_run(qrels, rankings)
 
 
-def test_corpus_categories_give_the_same_scores():
-    query_ids, judged, grades, categories, rankings = random_mipr(7)
-    table = {i: c for items, cats in zip(judged, categories) for i, c in zip(items, cats)}
-    corpus = sorted(table) + ["never-judged"]
-    qrels = MIPR.Qrels.with_corpus_categories(judged, grades, corpus, [table.get(i, "z-z") for i in corpus], query_ids)
-    direct = MIPR.Qrels(judged, grades, categories, query_ids=query_ids)
-    assert MIPR.evaluate_run(qrels, rankings, per_query=True) == MIPR.evaluate_run(direct, rankings, per_query=True)
-
-
-def test_corpus_categories_need_every_l1_item_in_the_corpus():
-    with pytest.raises(ValueError, match=r"query 'q' judges 'b' \(position 2\) L1, but it is not in the corpus"):
-        MIPR.Qrels.with_corpus_categories([["a", "b"]], [["N1", "L1"]], ["a"], ["x-y"], query_ids=["q"])
-    # only L1 items are looked up (the builder checks every judged item against the corpus)
-    qrels = MIPR.Qrels.with_corpus_categories([["a", "b"]], [["L1", "N2"]], ["a"], ["x-y"], query_ids=["q"])
-    result = MIPR.evaluate_run(qrels, [["a", "b"]], k=[2], per_query=True)["per_query"]
-    assert (result["R-L1@2"], result["SC-R-L1@2"]) == ([1.0], [1.0])
-
-
 @pytest.mark.parametrize(
     "judged, grades, categories, rankings, message",
     [
-        ([["a"]], [["L1"]], [["x"]], [["a", "b", "a"]], r"predictions: query 'q' lists 'a' twice \(positions 1 and 3\)"),
-        ([["a"]], [["L3"]], [["x"]], [["a"]], r"unknown grade 'L3' at row 0, position 1; expected one of"),
-        ([["a", "a"]], [["L1", "N1"]], [["x", "x"]], [["a"]], r"query 'q' judges 'a' twice \(second at position 2\)"),
-        ([["a", "b"]], [["L1"]], [["x", "x"]], [["a"]], r"row 0 has 1 grades for 2 item_ids"),
-        ([["a"]], [["L1"]], [["x"]], [["a"], ["b"]], r"2 rankings for 1 judged queries"),
+        ([["a"]], [["L1"]], [["x"]], [["a", "b", "a"]], r"predictions: query 'q', position 3 lists 'a' a second time"),
+        ([["a"]], [["L3"]], [["x"]], [["a"]], r"unknown grade 'L3' at query 'q', position 1; expected one of \['L1', "),
+        ([["a", "a"]], [["L1", "N1"]], [["x", "x"]], [["a"]], r"references: query 'q', position 2 judges 'a' a second time"),
+        ([["a", "b"]], [["L1"]], [["x", "x"]], [["a"]], r"references grades: row 0 has 1 values for 2 item ids"),
+        ([["a"]], [["L1"]], [["x"], ["y"]], [["a"]], r"references categories: 2 lists for 1 queries"),
+        ([["a"]], [["L1"]], [["x"]], [["a"], ["b"]], r"^2 rankings for 1 queries$"),
         ([["a"]], [["L1"]], [["x"]], [[None]], r"predictions: row 0, position 1 is null"),
+        ([["a"]], [["L1"]], [["x"]], [None], r"predictions: row 0 is null, expected a list of strings"),
+        ([["a"]], [[None]], [["x"]], [["a"]], r"references grades: row 0, position 1 is null"),
     ],
 )
 def test_bad_inputs_are_named(judged, grades, categories, rankings, message):
@@ -135,14 +233,22 @@ def test_a_repeat_below_the_scored_prefix_is_not_read():
     assert MIPR.evaluate_run(qrels, [["a"] + [f"u{i}" for i in range(10)] + ["a"]], k=[10])["R-L1@10"] == 1.0
 
 
+def test_query_ids_must_align():
+    with pytest.raises(ValueError, match=r"^2 query ids for 1 queries$"):
+        MIPR.Qrels([["a"]], [["L1"]], [["x"]], query_ids=["q", "r"])
+
+
+def test_a_query_without_judgments_scores_zero():
+    qrels = MIPR.Qrels([[], ["a"]], [[], ["L1"]], [[], ["x"]])
+    assert MIPR.evaluate_run(qrels, [["a"], ["a"]], k=[1], per_query=True)["per_query"]["nDCG@1"] == [0.0, 1.0]
+
+
 def test_cutoffs_must_be_positive():
     with pytest.raises(ValueError, match=r"cutoffs must be positive integers, got \[0\]"):
         MIPR.evaluate_run(MIPR.Qrels([["a"]], [["L1"]], [["x"]]), [["a"]], k=[0])
 
 
-# The lookups behind the scores: byte-exact string matching, hashes only choose where to look.
-
-LOOKUP = importlib.import_module(MIPR.__package__ + ".lookup")
+# The lookups behind the scores: exact string matching, whatever the ids look like.
 
 
 def renamed(seed, *lists):
@@ -167,8 +273,6 @@ def test_ids_of_mixed_lengths_match_pytrec_eval(seed):
 
 
 def test_every_ranking_container_gives_the_same_scores():
-    import pyarrow as pa
-
     query_ids, judged, grades, categories, rankings = random_mipr(10)
     qrels = MIPR.Qrels(judged, grades, categories, query_ids=query_ids)
     expected = MIPR.evaluate_run(qrels, rankings, per_query=True)
@@ -192,34 +296,3 @@ def test_a_non_string_id_is_named():
 def test_an_unknown_grade_of_another_length_is_named():
     with pytest.raises(ValueError, match=r"unknown grade 'Bad' at row 1, position 2; expected one of"):
         MIPR.Qrels([["a"], ["b", "c"]], [["L1"], ["N1", "Bad"]], [["x"], ["y", "z"]])
-
-
-def test_a_hash_collision_on_the_judged_side_takes_the_next_seed(monkeypatch):
-    real = LOOKUP._multiplier
-    monkeypatch.setattr(LOOKUP, "_multiplier", lambda seed, w: np.uint64(0) if seed == 0 else real(seed, w))
-    query_ids, judged, grades, categories, rankings = random_mipr(12)
-    qrels = MIPR.Qrels(judged, grades, categories, query_ids=query_ids)
-    assert qrels.pairs.seed == 1
-    monkeypatch.setattr(LOOKUP, "_multiplier", real)
-    assert MIPR.evaluate_run(qrels, rankings) == MIPR.evaluate_run(MIPR.Qrels(judged, grades, categories, query_ids), rankings)
-
-
-def test_colliding_hashes_are_told_apart_by_their_bytes(monkeypatch):
-    # with word multipliers of 0 a hash sees only the length: "ba" and "ab", "c" and "d" collide
-    real = LOOKUP._multiplier
-    monkeypatch.setattr(LOOKUP, "_multiplier", lambda seed, w: real(seed, w) if w == 0 else np.uint64(0))
-    qrels = MIPR.Qrels([["ab", "c"]], [["L1", "L1"]], [["x", "y"]], query_ids=["q"])
-    assert MIPR.evaluate_run(qrels, [["ba", "d", "c"]], k=[2], per_query=True)["per_query"]["R-L1@2"] == [0.0]
-    with pytest.raises(ValueError, match=r"query 'q' lists 'c' twice \(positions 2 and 4\)"):
-        MIPR.evaluate_run(qrels, [["ba", "c", "d", "c"]], k=[5])
-
-
-def test_sorted_keys_find_agrees_with_searchsorted():
-    rng = np.random.default_rng(0)
-    clustered = np.concatenate([np.arange(500), rng.integers(0, 2**40, 1000)])  # one crowded bucket
-    keys = np.unique(clustered).astype(np.uint64)
-    needles = np.concatenate([keys[::3], rng.integers(0, 2**40, 2000).astype(np.uint64), [np.uint64(2**63)]])
-    found = LOOKUP.SortedKeys(keys).find(needles)
-    at = np.minimum(np.searchsorted(keys, needles), len(keys) - 1)
-    assert (found == np.where(keys[at] == needles, at, -1)).all()
-    assert (found >= 0).sum() == len(keys[::3])

@@ -3,11 +3,11 @@
 import datasets
 import evaluate
 
-# unused here: evaluate copies only this file's relative imports next to it, and m2kr_measures needs lookup
-from .lookup import PairIndex
+# shared is unused here, but evaluate copies only this file's relative imports next to it
 from .m2kr_measures import DEFAULT_K
 from .m2kr_measures import Positives
 from .m2kr_measures import evaluate_run
+from .shared import Pairs
 
 _CITATION = """\
 @inproceedings{lin-etal-2024-preflmr,
@@ -23,9 +23,14 @@ _CITATION = """\
 _DESCRIPTION = """\
 Scores ranked passage lists against the M2KR challenge ground truth. Rank is the position in the list.
 Recall@k = |positives in top k| / |positives| (the challenge's "proportion of relevant documents retrieved"),
-so a query with several positives needs all of them in the top k to score 1. The challenge score is the
-mean of Recall@1, Recall@3 and Recall@5. Variants: "hit" (FLMR's Recall@K: any positive in the top k) and
-"strict" (1 only if all positives are in the top k).
+so a query with several positives needs all of them in the top k to score 1. The mean of Recall@1, Recall@3
+and Recall@5 is the M2KR track score (the Kaggle leaderboard averaged two tracks, MMDocIR and M2KR). Variants:
+"hit" (FLMR's Recall@K: any positive in the top k) and "strict" (1 only if all positives are in the top k).
+
+| rule | status |
+| --- | --- |
+| Recall@k against the full positive set; k = 1, 3, 5 and their mean; rank = position in the list | fixed by the seed |
+| variants `hit` and `strict` (off by default) | our reading: FLMR's hit rate, and a rate of queries with all positives found |
 """
 
 _KWARGS_DESCRIPTION = """
@@ -49,7 +54,6 @@ Examples:
     >>> {name: round(value, 4) for name, value in results.items()}
     {'Recall@1': 0.25, 'Recall@3': 0.75, 'Recall@5': 1.0, 'Recall-mean': 0.6667, 'Hit@1': 0.5, 'Hit@3': 1.0, 'Hit@5': 1.0, 'Hit-mean': 0.8333, 'num_queries': 2}
 """
-
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class M2kr(evaluate.Metric):

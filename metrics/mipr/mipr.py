@@ -1,13 +1,14 @@
 """MIPR retrieval metrics: nDCG@k, R-L1@k, Hit-L1@1/@k, SC-R-L1@k and SC-R-L1@k* (values in [0, 1])."""
-
 import datasets
 import evaluate
 
-# unused here: evaluate copies only this file's relative imports next to it, and mipr_measures needs lookup
-from .lookup import PairIndex
+# shared is unused here, but evaluate copies only this file's relative imports next to it
 from .mipr_measures import DEFAULT_K
+from .mipr_measures import READINGS
+from .mipr_measures import WHY_DEFAULT
 from .mipr_measures import Qrels
 from .mipr_measures import evaluate_run
+from .shared import Pairs
 
 _CITATION = """\
 @misc{li_mipr,
@@ -17,30 +18,29 @@ _CITATION = """\
 """
 
 _DESCRIPTION = """\
-Scores ranked product lists against the MIPR judgments. Rank is the position in the submitted list.
-nDCG@k uses linear gains L1=2, L2=1 (others and unjudged 0), discount 1/log2(rank+1) and the ideal DCG of
-the k largest judged gains (trec_eval ndcg_cut). R-L1@k is |L1 in top k| / |L1 judged| (trec_eval recall;
-0 for a query without L1). Hit-L1@k is 1 if any L1 is in the top k (trec_eval success). SC-R-L1@k is the
-fraction of the query's distinct L1 leaf categories covered by L1 items in the top k; SC-R-L1@k* averages
-it over queries with at least two L1 categories only.
-"""
+Scores ranked product lists against the MIPR judgments (the card defines each measure). A mean over no query is None.
+
+| rule | status |
+| --- | --- |
+| gains L1=2, L2=1, others and unjudged 0; rank = position in the list | fixed by the seed |
+| R-L1: recall of judged L1 items; Hit-L1: an L1 in the top k; SC-R-L1: coverage of the judged L1 leaf categories | fixed by the seed |
+| SC-R-L1@k*: SC-R-L1@k over the queries with at least two L1 categories | fixed by the seed |
+""" + "".join(f"| `{name}`: {' or '.join(values)} | our reading; default {values[0]}: {WHY_DEFAULT[name]} |\n"
+              for name, values in READINGS.items())
 
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `list` of `str`): ranked item ids, one list per query, best first.
-    references (`list` of `list` of `str`): the judged item ids of each query, aligned with predictions.
-    grades (`list` of `list` of `str`): their grades (L1, L2, N1, N2, N3), aligned with references.
-    categories (`list` of `list` of `str`): their `treecate_full_path`, aligned with references
-        (only L1 items' categories are used).
+    references, grades, categories (`list` of `list` of `str`): each query's judged item ids, their grades (L1, L2,
+        N1, N2, N3) and their `treecate_full_path`.
     query_ids (`list` of `str`, optional): names queries in errors and in per-query output.
     k (`list` of `int`, optional): cutoffs, default [10]. Hit-L1@1 is always reported.
-    capped_recall (`bool`, optional): also report R-L1-capped@k, denominator min(k, |L1|).
-    per_query (`bool`, optional): add `per_query`, each measure's value for every query.
-    by_category (`bool`, optional): add `by_category`, the means per query's main top-level category
-        (the most frequent first segment of its L1 items' category paths; "(no L1)" for queries without L1).
+    per_query, by_category (`bool`, optional): add each query's values (None: left out of the mean), or the
+        means per query's main top-level category.
+    no_l1, recall_denominator, covered_by, category, ideal (`str`, optional): the readings in the table above.
 Returns:
-    `dict`: nDCG@k, R-L1@k, Hit-L1@1, Hit-L1@k, SC-R-L1@k, SC-R-L1@k* (floats in [0, 1]),
-    num_queries and num_multi_category_queries.
+    `dict`: nDCG@k, R-L1@k, Hit-L1@1, Hit-L1@k, SC-R-L1@k, SC-R-L1@k* (in [0, 1], or None), num_queries and
+    num_multi_category_queries.
 Examples:
     >>> import evaluate
     >>> mipr = evaluate.load("metrics/mipr")
@@ -48,49 +48,30 @@ Examples:
     >>> references = [["a", "b", "c"], ["d"]]
     >>> grades = [["L1", "L2", "L1"], ["N1"]]
     >>> categories = [["x-1", "y-2", "x-3"], ["z-4"]]
-    >>> results = mipr.compute(
-    ...     predictions=predictions, references=references, grades=grades, categories=categories, k=[2]
-    ... )
+    >>> results = mipr.compute(predictions=predictions, references=references, grades=grades, categories=categories, k=[2])
     >>> {name: round(value, 4) for name, value in results.items()}
     {'nDCG@2': 0.3467, 'R-L1@2': 0.25, 'Hit-L1@1': 0.0, 'Hit-L1@2': 0.5, 'SC-R-L1@2': 0.25, 'SC-R-L1@2*': 0.5, 'num_queries': 2, 'num_multi_category_queries': 1}
+    >>> one_category = [["x-1", "y-2", "x-1"], ["z-4"]]  # no query has two L1 categories: SC-R-L1@10* is undefined
+    >>> skip = mipr.compute(predictions=predictions, references=references, grades=grades, categories=one_category, no_l1="skip")
+    >>> skip["R-L1@10"], skip["SC-R-L1@10"], skip["SC-R-L1@10*"]
+    (0.5, 1.0, None)
 """
-
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Mipr(evaluate.Metric):
     def _info(self):
-        info = evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "predictions": datasets.Sequence(datasets.Value("string")),
-                    "references": datasets.Sequence(datasets.Value("string")),
-                    "grades": datasets.Sequence(datasets.Value("string")),
-                    "categories": datasets.Sequence(datasets.Value("string")),
-                }
-            ),
-            reference_urls=["https://github.com/usnistgov/trec_eval"],
-        )
-        # Hand _compute Arrow columns, not Python lists (much faster at full scale); set after
-        # construction because MetricInfo only accepts a format for flat features.
+        strings = datasets.Sequence(datasets.Value("string"))
+        features = datasets.Features({name: strings for name in ("predictions", "references", "grades", "categories")})
+        info = evaluate.MetricInfo(description=_DESCRIPTION, citation=_CITATION, inputs_description=_KWARGS_DESCRIPTION,
+                                   features=features, reference_urls=["https://github.com/usnistgov/trec_eval"])
+        # Arrow columns reach _compute, not Python lists; set here as MetricInfo refuses it for nested features
         info.format = "arrow"
         return info
 
-    def _compute(
-        self,
-        predictions,
-        references,
-        grades,
-        categories,
-        query_ids=None,
-        k=DEFAULT_K,
-        capped_recall=False,
-        per_query=False,
-        by_category=False,
-    ):
+    def _compute(self, predictions, references, grades, categories, query_ids=None, k=DEFAULT_K, per_query=False,
+                 by_category=False, no_l1="zero", recall_denominator="judged", covered_by="L1", category="path",
+                 ideal="cutoff"):
         qrels = Qrels(references, grades, categories, query_ids=query_ids)
-        return evaluate_run(
-            qrels, predictions, k=k, capped_recall=capped_recall, per_query=per_query, by_category=by_category
-        )
+        readings = dict(no_l1=no_l1, recall_denominator=recall_denominator, covered_by=covered_by, category=category,
+                        ideal=ideal)
+        return evaluate_run(qrels, predictions, k=k, per_query=per_query, by_category=by_category, **readings)
