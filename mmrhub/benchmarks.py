@@ -97,6 +97,16 @@ class Benchmark:
         return shipped
 
 
+# What each of MIPR's open rules decides (the metric card says which rules the seed fixes and why the defaults).
+MIPR_READINGS = {
+    "no_l1": "a query without L1: zero = scores 0 on R-L1 and SC-R-L1 and stays in their means, skip = left out",
+    "recall_denominator": "R-L1@k's denominator: judged = |L1|, capped = min(k, |L1|)",
+    "covered_by": "what covers a category in SC-R-L1: L1 = an L1 item, judged = any judged item of an L1 category",
+    "category": "the leaf category: path = the whole treecate_full_path, leaf = its last segment",
+    "ideal": "nDCG's ideal DCG: cutoff = the k largest judged gains (trec_eval ndcg_cut), all = every judged gain",
+}
+
+
 def _mipr_builder() -> ModuleType:
     import mipr
 
@@ -120,7 +130,13 @@ MIPR = Benchmark(
     corpus=Side("corpus", "item_id", "title", "pict_url"),
     measures=mipr_measures,
     read_truth=truth.read_mipr,
-    options=(),  # TODO(merge metrics): the readings of mipr_measures.READINGS and the oracle's order
+    options=(
+        *(
+            Option(name, values, f"{MIPR_READINGS[name]}; the default: {mipr_measures.WHY_DEFAULT[name]}")
+            for name, values in mipr_measures.READINGS.items()
+        ),
+        Option("order", ("baseline", "coverage"), "the oracle's order within a grade", oracle=True),
+    ),
     breakdown=Breakdown("--by-category", "Top-level category", "by_category"),
     card=card_text.MIPR,
     mteb_tables=mteb.mipr_tables,
