@@ -41,12 +41,13 @@ def _arrow(dataset) -> pa.Table:
     return dataset.with_format("arrow")[:]
 
 
-def _rows_by_id(dataset, id_column: str, ids: list) -> dict:
-    """{id: the decoded row} for ``ids``, decoding only those rows."""
-    column = dataset.select_columns([id_column]).with_format("arrow")[:][id_column]
+def _shown(dataset, side, ids: list) -> dict:
+    """{id: (text, thumbnail)} for ``ids``: only those rows are decoded, each image dropped once it is a thumbnail
+    (full-size screenshots of a whole gallery would not fit in memory together)."""
+    column = dataset.select_columns([side.id_column]).with_format("arrow")[:][side.id_column]
     rows = pc.index_in(pa.array(ids, pa.string()), value_set=column).to_pylist()
-    subset = dataset.select(rows)
-    return {record[id_column]: record for record in subset}
+    return {record[side.id_column]: (record[side.text_column] or "", thumbnail_uri(record[IMAGE_COLUMN]))
+            for record in dataset.select(rows)}
 
 
 def _top(run, query_id: str, k: int) -> list:
@@ -79,14 +80,10 @@ def build_gallery(benchmark, view, data_dir: str, runs: list, measure: str, quer
 def _decode(benchmark, load, gallery: list) -> None:
     """Fill in texts and thumbnails, decoding each query and item shown once."""
     items = [item for query in gallery for run in query.runs for item in run.ranked + run.missed]
-    corpus = _rows_by_id(load(benchmark.corpus.config), benchmark.corpus.id_column,
-                         list(dict.fromkeys(item.item_id for item in items)))
-    thumbnails = {item_id: thumbnail_uri(record[IMAGE_COLUMN]) for item_id, record in corpus.items()}
+    corpus = _shown(load(benchmark.corpus.config), benchmark.corpus, list(dict.fromkeys(i.item_id for i in items)))
     for item in items:
-        item.text = (corpus[item.item_id][benchmark.corpus.text_column] or "")[:HOVER_CHARS]
-        item.thumbnail = thumbnails[item.item_id]
-    queries = _rows_by_id(load(benchmark.queries.config), benchmark.queries.id_column, [q.query_id for q in gallery])
+        text, item.thumbnail = corpus[item.item_id]
+        item.text = text[:HOVER_CHARS]
+    queries = _shown(load(benchmark.queries.config), benchmark.queries, [query.query_id for query in gallery])
     for query in gallery:
-        record = queries[query.query_id]
-        query.text = record[benchmark.queries.text_column] or ""
-        query.thumbnail = thumbnail_uri(record[IMAGE_COLUMN])
+        query.text, query.thumbnail = queries[query.query_id]

@@ -62,7 +62,7 @@ def distribution(rows: list, measure: str) -> str:
     import matplotlib
 
     with matplotlib.rc_context(STYLE):
-        figure, axes = _figure(WIDTH, 2.8)
+        figure, axes = _figure(5.5, 3.2)
         series = [values(row.result["per_query"], measure) for row in rows]
         axes.hist([100 * s[~np.isnan(s)] for s in series], bins=np.linspace(0, 100, 11), label=[r.name for r in rows])
         axes.set_xlabel(f"{measure} (x100)")
