@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from mmrhub.report.thumbnails import open_image
 from mmrhub.report.thumbnails import thumbnail_uri
 from mmrhub.report.views import IMAGE_COLUMN
 
@@ -42,12 +43,13 @@ def _arrow(dataset) -> pa.Table:
 
 
 def _shown(dataset, side, ids: list) -> dict:
-    """{id: (text, thumbnail)} for ``ids``: only those rows are decoded, each image dropped once it is a thumbnail
-    (full-size screenshots of a whole gallery would not fit in memory together)."""
+    """{id: (text, thumbnail)} for ``ids``: only those rows are read, their images as references (Arrow format does
+    not decode), each opened, shrunk and dropped in turn."""
     column = dataset.select_columns([side.id_column]).with_format("arrow")[:][side.id_column]
-    rows = pc.index_in(pa.array(ids, pa.string()), value_set=column).to_pylist()
-    return {record[side.id_column]: (record[side.text_column] or "", thumbnail_uri(record[IMAGE_COLUMN]))
-            for record in dataset.select(rows)}
+    rows = pc.index_in(pa.array(ids, pa.string()), value_set=column)
+    records = dataset.select(rows.to_pylist()).with_format("arrow")[:].to_pylist()
+    return {record[side.id_column]: (record[side.text_column] or "", thumbnail_uri(open_image(record[IMAGE_COLUMN])))
+            for record in records}
 
 
 def _top(run, query_id: str, k: int) -> list:
