@@ -33,10 +33,11 @@ def run(args) -> int:
     except ImportError:
         raise ImportError('mmrhub report needs matplotlib: pip install "mmrhub[report]"') from None
     from mmrhub.report.build import build_report
-    from mmrhub.report.build import write_page
+    from mmrhub.report.build import output_path
 
     if args.queries < 1:
         raise ValueError(f"--queries must be at least 1, got {args.queries}")
+    output = output_path(args.output)
     truth = load_truth(args)
     measures, oracle = scoring_options(args)
     page, rows = build_report(
@@ -45,8 +46,8 @@ def run(args) -> int:
         ignore_unknown_queries=args.ignore_unknown_queries, queries=args.queries, query_ids=args.query_ids,
     )
     print_notes(truth, rows)
-    write_page(args.output, page)
-    print(f"wrote {args.output} ({len(page.encode()) / 1e6:.1f} MB)")
+    output.write_text(page, encoding="utf-8")
+    print(f"wrote {output} ({output.stat().st_size / 1e6:.1f} MB)")
     if args.json:
         write_json(args.json, json_payload(args, truth, rows, {**measures, **oracle}))
     return 0

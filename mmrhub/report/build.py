@@ -32,10 +32,7 @@ def build_report(benchmark, truth, data_dir, sample: bool, paths: list, names=No
     significance = ""
     if len(runs) == 2:
         figures.append((f"{measure} per query, paired: above the diagonal {runs[1].name} wins", plots.paired(runs, measure)))
-        significance = significance_table((runs[0].name, runs[1].name), compare(runs, PERMUTATIONS, SEED)) + (
-            f'<p class="caption">p: paired randomisation test, two-sided, {PERMUTATIONS} sign flips (seed {SEED}), '
-            "as mmrhub compare; measures without a per-query form are not tested.</p>"
-        )
+        significance = significance_table((runs[0].name, runs[1].name), compare(runs, PERMUTATIONS, SEED), PERMUTATIONS, SEED)
     shown = pick_queries([row.result["per_query"] for row in runs], measure, queries, query_ids)
     gallery = build_gallery(benchmark, view, str(data_dir), runs, measure, shown)
     how = ("the queries asked for" if query_ids else
@@ -50,10 +47,11 @@ def build_report(benchmark, truth, data_dir, sample: bool, paths: list, names=No
     return page, rows
 
 
-def write_page(path, page: str) -> None:
+def output_path(path) -> Path:
+    """The page's path, checked before any work: a folder in the way or a missing folder is a one-line error."""
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(f"-o {path}: is a folder; give a file name, e.g. {path / 'report.html'}.")
     if not path.parent.is_dir():
         raise FileNotFoundError(f"-o {path}: folder {path.parent} does not exist; create it first.")
-    path.write_text(page, encoding="utf-8")
+    return path

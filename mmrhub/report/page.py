@@ -43,14 +43,16 @@ def scores_table(rows: list) -> str:
     return f'<table id="scores"><thead><tr>{_cells(["System", *names], "th")}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def significance_table(names: tuple, compared: list) -> str:
+def significance_table(names: tuple, compared: list, permutations: int, seed: int) -> str:
     """``mmrhub compare``'s rows: measure, A, B, B - A, p."""
     body = ""
     for measure, a, b, delta, p in compared:
         shown = ["-" if delta is None else f"{100 * delta:+.2f}", "-" if p is None else f"{p:.4f}"]
         body += f"<tr><th>{escape(measure)}</th>{_cells([cell(a), cell(b), *shown], numeric=True)}</tr>"
     head = _cells(["Measure", *names, "B - A", "p"], "th")
-    return f'<table id="significance"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    return (f'<table id="significance"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+            f'<p class="caption">p: paired randomisation test, two-sided, {permutations} sign flips (seed {seed}), as '
+            "mmrhub compare; measures without a per-query form are not tested.</p>")
 
 
 def _grade_classes(view) -> dict:
