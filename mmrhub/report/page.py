@@ -71,7 +71,7 @@ def _item(item, label: str, classes: dict, missed: bool = False) -> str:
             f'title="{escape(hover)}"><figcaption>{escape(label)}</figcaption></figure>')
 
 
-def _query(query, view, measure: str, classes: dict) -> str:
+def _query(query, measure: str, classes: dict) -> str:
     runs = ""
     for run in query.runs:
         ranked = "".join(_item(item, f"{rank} {item.grade}", classes) for rank, item in enumerate(run.ranked, 1))
@@ -93,7 +93,7 @@ def render(title: str, caption: str, rows: list, figures: list, significance: st
     grade_css = "".join(f".{classes[g.label]} img {{ border-color: {g.colour}; }}\n" for g in view.grades)
     plots = "".join(f"<figure><figcaption>{escape(heading)}</figcaption>{svg}</figure>" for heading, svg in figures)
     paired = f"<h2>Paired comparison</h2>{significance}" if significance else ""
-    queries = "".join(_query(query, view, measure, classes) for query in gallery)
+    queries = "".join(_query(query, measure, classes) for query in gallery)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>
 <style>{CSS}{grade_css}</style></head>
