@@ -1,0 +1,91 @@
+"""The gallery's content: for each chosen query, its image and text, each run's top k and the relevant items it
+missed, with grades. Only the rows shown are decoded (``Dataset.select``), through the benchmark's builder."""
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from mmrhub.report.thumbnails import open_image
+from mmrhub.report.thumbnails import thumbnail_uri
+from mmrhub.report.views import IMAGE_COLUMN
+
+HOVER_CHARS = 300  # passages run to thousands of characters; the title attribute shows the start
+
+
+@dataclass
+class Item:
+    item_id: str
+    grade: str
+    text: str = ""
+    thumbnail: str = ""
+
+
+@dataclass
+class RunRanking:
+    name: str
+    value: object  # the main measure on this query (None where undefined)
+    ranked: list  # Item, the run's top k
+    missed: list  # Item, relevant items outside the top k, at most k shown
+    missed_total: int
+
+
+@dataclass
+class Query:
+    query_id: str
+    text: str
+    thumbnail: str
+    runs: list  # RunRanking
+
+
+def _arrow(dataset) -> pa.Table:
+    return dataset.with_format("arrow")[:]
+
+
+def _shown(dataset, side, ids: list) -> dict:
+    """{id: (text, thumbnail)} for ``ids``: only those rows are read, their images as references (Arrow format does
+    not decode), each opened, shrunk and dropped in turn."""
+    column = dataset.select_columns([side.id_column]).with_format("arrow")[:][side.id_column]
+    rows = pc.index_in(pa.array(ids, pa.string()), value_set=column)
+    records = dataset.select(rows.to_pylist()).with_format("arrow")[:].to_pylist()
+    return {record[side.id_column]: (record[side.text_column] or "", thumbnail_uri(open_image(record[IMAGE_COLUMN])))
+            for record in records}
+
+
+def _top(run, query_id: str, k: int) -> list:
+    row = pc.index(run.query_ids, query_id).as_py()
+    return run.rankings[row].values[:k].to_pylist()
+
+
+def build_gallery(benchmark, view, data_dir: str, runs: list, measure: str, query_ids: list) -> list:
+    """``runs``: scored rows with a run (not the oracle); ``query_ids`` in the order shown."""
+    builder = benchmark.builder()
+    load = lambda config: builder.load(config, data_dir=data_dir, split=benchmark.split)  # noqa: E731
+    grades = view.read_grades(_arrow(load(view.judgments_config)), query_ids)
+    k = view.top_k
+    gallery = []
+    for qid in query_ids:
+        judged = grades.get(qid, {})
+        relevant = [item_id for item_id, grade in judged.items() if grade == view.relevant]
+        shown = []
+        for row in runs:
+            top = _top(row.run, qid, k)
+            missed = [item_id for item_id in relevant if item_id not in top]
+            value = row.result["per_query"][measure][row.result["per_query"]["query_id"].index(qid)]
+            shown.append(RunRanking(row.name, value, [Item(i, judged.get(i, view.unjudged)) for i in top],
+                                    [Item(i, judged[i]) for i in missed[:k]], len(missed)))
+        gallery.append(Query(qid, "", "", shown))
+    _decode(benchmark, load, gallery)
+    return gallery
+
+
+def _decode(benchmark, load, gallery: list) -> None:
+    """Fill in texts and thumbnails, decoding each query and item shown once."""
+    items = [item for query in gallery for run in query.runs for item in run.ranked + run.missed]
+    corpus = _shown(load(benchmark.corpus.config), benchmark.corpus, list(dict.fromkeys(i.item_id for i in items)))
+    for item in items:
+        text, item.thumbnail = corpus[item.item_id]
+        item.text = text[:HOVER_CHARS]
+    queries = _shown(load(benchmark.queries.config), benchmark.queries, [query.query_id for query in gallery])
+    for query in gallery:
+        query.text, query.thumbnail = queries[query.query_id]
