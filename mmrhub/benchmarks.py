@@ -15,6 +15,9 @@ from mmrhub.export import card_text
 from mmrhub.export import mteb
 from mmrhub.metrics.m2kr import m2kr_measures
 from mmrhub.metrics.mipr import mipr_measures
+from mmrhub.report.views import M2KR_VIEW
+from mmrhub.report.views import MIPR_VIEW
+from mmrhub.report.views import View
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,7 @@ class Benchmark:
     card: dict  # the export card's prose
     mteb_tables: Callable  # (builder module, load) -> (config, Dataset) pairs in MTEB's layout
     bundled_runs: tuple  # BundledRun: the first one's pools are the others' candidates and the oracle's
+    report: View  # how ``mmrhub report`` shows it
 
     @property
     def sample_dir(self) -> Path:
@@ -144,6 +148,7 @@ MIPR = Benchmark(
         BundledRun("Qwen3-VL-Embedding-8B", "baseline/qwen3_vl_embedding_8b_top50.json", "baseline/simulated_embedding_top50.json"),
         BundledRun("Qwen3-VL-Reranker-8B", "baseline/qwen3_vl_reranker_8b_top50.json", "baseline/simulated_reranker_top50.json"),
     ),
+    report=MIPR_VIEW,
 )
 
 M2KR = Benchmark(
@@ -167,6 +172,7 @@ M2KR = Benchmark(
     card=card_text.M2KR,
     mteb_tables=mteb.m2kr_tables,
     bundled_runs=(BundledRun("", "", "baseline/simulated_top5.json"),),
+    report=M2KR_VIEW,
 )
 
 BENCHMARKS = {benchmark.name: benchmark for benchmark in (MIPR, M2KR)}

@@ -11,6 +11,7 @@ from mmrhub.commands import export
 from mmrhub.commands import info
 from mmrhub.commands import oracle
 from mmrhub.commands import push
+from mmrhub.commands import report
 from mmrhub.commands import retrieve
 
 DESCRIPTION = """\
@@ -19,6 +20,7 @@ Load, score and publish the MIPR and M2KR multimodal retrieval benchmarks.
   mmrhub evaluate mipr RUN [RUN ...]   score runs (official JSON, TREC, Kaggle CSV) into one table
   mmrhub oracle mipr BASELINE          the Candidate-pool Oracle row
   mmrhub compare mipr RUN_A RUN_B      per-query paired randomisation test
+  mmrhub report mipr RUN [RUN ...] -o report.html   one HTML page: scores, plots, a gallery of thumbnails
   mmrhub retrieve mipr                 embed, retrieve and score with a model (needs the retrieve extra)
   mmrhub info mipr                     configs, features and row counts
   mmrhub export mipr OUT               a script-free Hub dataset repo (Parquet + card)
@@ -27,7 +29,7 @@ Load, score and publish the MIPR and M2KR multimodal retrieval benchmarks.
 Every command works on the bundled sample without --data-dir, and says so."""
 
 # Commands in the order --help lists them; each module exposes register(subparsers).
-COMMANDS = (evaluate, oracle, compare, retrieve, info, export, push)
+COMMANDS = (evaluate, oracle, compare, report, retrieve, info, export, push)
 
 
 def build_parser() -> argparse.ArgumentParser:

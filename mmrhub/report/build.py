@@ -8,7 +8,6 @@ from mmrhub.report.gallery import build_gallery
 from mmrhub.report.page import render
 from mmrhub.report.page import significance_table
 from mmrhub.report.selection import pick_queries
-from mmrhub.report.views import VIEWS
 from mmrhub.report.views import main_measure
 from mmrhub.scoring import score_runs
 
@@ -19,7 +18,7 @@ def build_report(benchmark, truth, data_dir, sample: bool, paths: list, names=No
                  options=None, oracle_options=None, ignore_unknown_queries=False, queries: int = 50,
                  query_ids=None) -> tuple:
     """(the HTML page, the scored rows)."""
-    view = VIEWS[benchmark.name]
+    view = benchmark.report
     rows = score_runs(benchmark, truth, paths, names=names, oracle=oracle, rerank=rerank, options=options,
                       oracle_options=oracle_options, breakdown=True, ignore_unknown_queries=ignore_unknown_queries)
     runs = [row for row in rows if row.run is not None]

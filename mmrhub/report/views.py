@@ -1,6 +1,6 @@
 """How each benchmark is shown in a report: its cutoff, main measure, grades and where the grades are read.
 
-Declared by benchmark name, like ``mmrhub.benchmarks.BENCHMARKS``, so the report code never branches on a name.
+Each benchmark's declaration (``mmrhub.benchmarks``) holds its view, so the report code never branches on a name.
 """
 
 from dataclasses import dataclass
@@ -49,25 +49,23 @@ def _m2kr_grades(table: pa.Table, query_ids) -> dict:
     return {qid: dict.fromkeys(ids, "positive") for qid, ids in zip(rows["question_id"].to_pylist(), rows["pos_item_ids"].to_pylist())}
 
 
-VIEWS = {
-    "mipr": View(
-        top_k=10,
-        main_measure="nDCG@10",
-        grades=(Grade("L1", "#1a9850"), Grade("L2", "#91cf60"), Grade("N1", "#fc8d59"), Grade("N2", "#fdae61"),
-                Grade("N3", "#d73027"), Grade("unjudged", "#bdbdbd")),
-        relevant="L1",
-        judgments_config="qrels",
-        read_grades=_mipr_grades,
-    ),
-    "m2kr": View(
-        top_k=5,
-        main_measure="Recall@5",
-        grades=(Grade("positive", "#1a9850"), Grade("not positive", "#bdbdbd")),
-        relevant="positive",
-        judgments_config="challenge_answers",
-        read_grades=_m2kr_grades,
-    ),
-}
+MIPR_VIEW = View(
+    top_k=10,
+    main_measure="nDCG@10",
+    grades=(Grade("L1", "#1a9850"), Grade("L2", "#91cf60"), Grade("N1", "#fc8d59"), Grade("N2", "#fdae61"),
+            Grade("N3", "#d73027"), Grade("unjudged", "#bdbdbd")),
+    relevant="L1",
+    judgments_config="qrels",
+    read_grades=_mipr_grades,
+)
+M2KR_VIEW = View(
+    top_k=5,
+    main_measure="Recall@5",
+    grades=(Grade("positive", "#1a9850"), Grade("not positive", "#bdbdbd")),
+    relevant="positive",
+    judgments_config="challenge_answers",
+    read_grades=_m2kr_grades,
+)
 
 
 def main_measure(view: View, per_query: dict) -> str:
