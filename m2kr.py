@@ -481,7 +481,7 @@ class M2kr(datasets.ArrowBasedBuilder):
             check_answers(table, tables["challenge_data"], tables["challenge_passage"])
         elif not self.config.check_images:
             logger.warning("%s: check_images=False, so no archive is read and the image column is empty.", name)
-            table = table.append_column("image", _image_column(pa.nulls(table.num_rows, pa.string())))
+            table = table.append_column("image", pa.nulls(table.num_rows, _IMAGE_STORAGE))
         else:
             parts = dl_manager.download(find_archives(name, self.config.data_dir, self.config.images_dir))
             storage_options = _options_for(parts[0], options)
@@ -529,9 +529,10 @@ def find_archives(config: str, data_dir: Optional[str], images_dir: Optional[str
             check_reference_safe(parts)
             return parts
         looked.append(f"{folder}/ (missing {', '.join(os.path.basename(part) for part in missing)})")
+    them = "them" if len(ARCHIVES[config]) > 1 else "it"
     raise FileNotFoundError(
         f"{config}: archive {', '.join(ARCHIVES[config])} not found together in one folder; looked in "
-        f"{' and '.join(looked)}; pass images_dir= the folder that holds {'them' if len(ARCHIVES[config]) > 1 else 'it'}."
+        f"{' and '.join(looked)}; pass images_dir= the folder that holds {them}."
     )
 
 
@@ -569,7 +570,8 @@ def list_tables(base: str, config: str, storage_options=None) -> list:
     except Exception as err:  # noqa: BLE001 - any failure to reach the Hub gets the same advice
         if not on_hub:
             raise
-        raise M2krDataError(_HUB_HELP.format(problem=f"the Hub cannot be reached ({type(err).__name__}: {err})")) from err
+        problem = f"the Hub cannot be reached ({type(err).__name__}: {err})"
+        raise M2krDataError(_HUB_HELP.format(problem=problem)) from err
     if not found:
         raise M2krDataError(f"No {config}/{SPLIT}-*.parquet under {base}.")
     return [fs.unstrip_protocol(path) if "://" in base else path for path in found]
@@ -646,7 +648,8 @@ def _cast_column(table: pa.Table, field: pa.Field, display: str) -> pa.Table:
     if table.schema.field(field.name).type.equals(field.type):
         return table
     try:
-        return table.set_column(table.schema.get_field_index(field.name), field.name, table[field.name].cast(field.type))
+        cast = table[field.name].cast(field.type)
+        return table.set_column(table.schema.get_field_index(field.name), field.name, cast)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         found = table.schema.field(field.name).type
         raise M2krDataError(f"{display}: column {field.name} is {found}, expected {field.type}.") from None
@@ -746,9 +749,13 @@ def _resolve_images(table: pa.Table, config: str, members) -> list:
     return resolved
 
 
+# The Image feature's storage: an image referenced by path has null bytes.
+_IMAGE_STORAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+
+
 def _image_column(paths: pa.Array) -> pa.StructArray:
     """The Image feature's storage for files referenced by path: no byte of any image is read."""
-    return pa.StructArray.from_arrays([pa.nulls(len(paths), pa.binary()), paths], ["bytes", "path"])
+    return pa.StructArray.from_arrays([pa.nulls(len(paths), pa.binary()), paths], fields=list(_IMAGE_STORAGE))
 
 
 def member_resolver(members):
