@@ -457,6 +457,19 @@ class M2kr(datasets.ArrowBasedBuilder):
         fingerprint = cache_hash(kwargs.get("data_dir"), kwargs.get("images_dir"))
         super().__init__(*args, hash=_combined_hash(hash, fingerprint), **kwargs)
 
+    @classmethod
+    def get_all_exported_dataset_infos(cls):
+        # datasets 3.6 reads the README.md beside the script as a dataset card first; the repository README has no
+        # YAML block, so every load warned "Repo card metadata block was not found". Read dataset_infos.json alone.
+        path = os.path.join(cls.get_imported_module_dir(), "dataset_infos.json")
+        if not os.path.isfile(path):
+            return datasets.info.DatasetInfosDict()
+        with open(path, encoding="utf-8") as f:
+            infos = json.load(f)
+        return datasets.info.DatasetInfosDict(
+            {name: datasets.DatasetInfo.from_dict(info) for name, info in infos.items()}
+        )
+
     def _info(self):
         return datasets.DatasetInfo(
             description=_DESCRIPTION, features=FEATURES[self.config.name], citation=_CITATION, license=_LICENSE

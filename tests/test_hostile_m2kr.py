@@ -315,3 +315,4 @@ def test_datasets36_script_notices_edits(data_dir, tmp_path):
     write_rows(data_dir, "challenge_answers", rows)
     out, stderr = count()
     assert out.startswith("M2krDataError ") and "positives not in challenge_passage.passage_id" in out
+    assert "Repo card metadata block was not found" not in stderr  # the README beside the script is not a card

@@ -214,6 +214,7 @@ def test_datasets36_script_notices_edits(data_dir, tmp_path):
         command = [PYTHON36, "-c", GRADE_36, mipr.__file__, str(data_dir)]
         result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
         assert result.returncode == 0, result.stderr[-3000:]
+        assert "Repo card metadata block was not found" not in result.stderr  # the README is not read as a card
         return result.stdout.strip().splitlines()[-1]
 
     original = grade()
