@@ -3,7 +3,10 @@
 Reads the layout of the Hub repos (a local folder, a base URL, or by default the Hub itself)::
 
     challenge_data/train-*.parquet  challenge_passage/train-*.parquet  challenge_answers/train-*.parquet
-    query_images.zip  Web_Image.zip.001  Web_Image.zip.002  Web_Image.zip.003
+    [images/]query_images.zip  [images/]Web_Image.zip.001  .002  .003
+
+The archives are looked for in ``images/`` (where the dataset card's ``hf_hub_download`` recipe puts them), then
+beside the tables, or in ``images_dir=``.
 
 Configs ``challenge_data``, ``challenge_passage`` and ``challenge_answers``, split ``train``. Images are read in
 place: nothing is extracted. The split screenshot zip is read as one virtual file through the ``splitzip`` fsspec
@@ -576,7 +579,7 @@ def list_tables(base: str, config: str, storage_options=None) -> list:
     pattern = _join(base, f"{config}/{SPLIT}-*.parquet")
     on_hub = base.startswith("hf://")
     if on_hub and _hub_offline():
-        raise M2krDataError(_HUB_HELP.format(problem="the Hub is offline here (HF_HUB_OFFLINE or HF_DATASETS_OFFLINE)"))
+        raise M2krDataError(_hub_help(base, "the Hub is offline here (HF_HUB_OFFLINE or HF_DATASETS_OFFLINE)"))
     try:
         fs, fs_pattern = fsspec.core.url_to_fs(pattern, **_options_for(pattern, storage_options or {}))
         found = sorted(fs.glob(fs_pattern))
@@ -584,16 +587,17 @@ def list_tables(base: str, config: str, storage_options=None) -> list:
         if not on_hub:
             raise
         problem = f"the Hub cannot be reached ({type(err).__name__}: {err})"
-        raise M2krDataError(_HUB_HELP.format(problem=problem)) from err
+        raise M2krDataError(_hub_help(base, problem)) from err
     if not found:
         raise M2krDataError(f"No {config}/{SPLIT}-*.parquet under {base}.")
     return [fs.unstrip_protocol(path) if "://" in base else path for path in found]
 
 
-_HUB_HELP = (
-    "No data_dir given, so the tables would come from " + HUB_TABLES + ", but {problem}; pass data_dir= a local "
-    "folder laid out like the Hub repos (<config>/train-*.parquet, and the archives in images/ or beside them)."
-)
+def _hub_help(base: str, problem: str) -> str:
+    return (
+        f"No data_dir given, so the tables would come from {base}, but {problem}; pass data_dir= a local folder "
+        "laid out like the Hub repos (<config>/train-*.parquet, and the archives in images/ or beside them)."
+    )
 
 
 def _hub_offline() -> bool:
@@ -716,18 +720,16 @@ def check_answers(answers: pa.Table, queries: pa.Table, passages: pa.Table):
         listed = ", ".join(empty.to_pylist())
         raise M2krDataError(f"{_files_of(answers, empty_mask)}: no positive passage for question_id(s) {listed}.")
     known = set(passages["passage_id"].to_pylist())
-    bad_rows = [
-        any(pid not in known for pid in pids) for pids in answers["pos_item_ids"].to_pylist()
-    ]
+    unknown_positives = [[pid for pid in pids if pid not in known] for pids in answers["pos_item_ids"].to_pylist()]
     bad = [
-        f'question_id "{qid}" -> {", ".join(pid if pid is not None else "null" for pid in pids if pid not in known)}'
-        for qid, pids, is_bad in zip(answers["question_id"].to_pylist(), answers["pos_item_ids"].to_pylist(), bad_rows)
-        if is_bad
+        f'question_id "{qid}" -> {", ".join(pid if pid is not None else "null" for pid in pids)}'
+        for qid, pids in zip(answers["question_id"].to_pylist(), unknown_positives)
+        if pids
     ]
     if bad:
         raise M2krDataError(
-            f"{_files_of(answers, pa.array(bad_rows))}: positives not in challenge_passage.passage_id "
-            f"({_all_files(passages)}): {'; '.join(bad)}."
+            f"{_files_of(answers, pa.array([bool(pids) for pids in unknown_positives]))}: positives not in "
+            f"challenge_passage.passage_id ({_all_files(passages)}): {'; '.join(bad)}."
         )
 
 
@@ -743,7 +745,8 @@ def add_images(table: pa.Table, config: str, parts, storage_options=None) -> pa.
         if "://" not in parts[0]:  # a small read per member: cheap on disk, a request each over HTTP
             label = parts[0] if len(parts) == 1 else f"{parts[0]} (+{len(parts) - 1} parts)"
             check_local_headers(virtual, archive, dict.fromkeys(resolved), label)
-    return table.append_column("image", _image_column(pa.array([archive_url(m, parts) for m in resolved], pa.string())))
+    references = pa.array([archive_url(member, parts) for member in resolved], pa.string())
+    return table.append_column("image", _image_column(references))
 
 
 def _resolve_images(table: pa.Table, config: str, members) -> list:
