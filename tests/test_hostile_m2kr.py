@@ -316,3 +316,23 @@ def test_datasets36_script_notices_edits(data_dir, tmp_path):
     out, stderr = count()
     assert out.startswith("M2krDataError ") and "positives not in challenge_passage.passage_id" in out
     assert "Repo card metadata block was not found" not in stderr  # the README beside the script is not a card
+
+
+OFFLINE_36 = """
+import sys
+from datasets import load_dataset
+try:
+    load_dataset(sys.argv[1], "challenge_answers", split="train", trust_remote_code=True)
+except Exception as err:
+    print(type(err).__name__, err)
+"""
+
+
+@pytest.mark.skipif(not PYTHON36, reason="set MMRHUB_DATASETS36_PYTHON to a Python with datasets==3.6")
+def test_datasets36_script_offline_without_data_dir_says_to_pass_data_dir(tmp_path):
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+    result = subprocess.run([PYTHON36, "-c", OFFLINE_36, m2kr.__file__], env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = result.stdout.strip().splitlines()[-1]
+    assert out.startswith("M2krDataError No data_dir given") and "pass data_dir= a local folder" in out
