@@ -18,7 +18,6 @@ from _m2kr_helpers import SAMPLE
 from _m2kr_helpers import copy_sample
 from _m2kr_helpers import joined_bytes
 from _m2kr_helpers import prepare
-from _m2kr_helpers import replace_passage_members
 from _m2kr_helpers import source_rows
 from _m2kr_helpers import write_rows
 from _m2kr_helpers import write_split
