@@ -3,7 +3,10 @@
 Reads the layout of the Hub repos (a local folder, a base URL, or by default the Hub itself)::
 
     challenge_data/train-*.parquet  challenge_passage/train-*.parquet  challenge_answers/train-*.parquet
-    query_images.zip  Web_Image.zip.001  Web_Image.zip.002  Web_Image.zip.003
+    [images/]query_images.zip  [images/]Web_Image.zip.001  .002  .003
+
+The archives are looked for in ``images/`` (where the dataset card's ``hf_hub_download`` recipe puts them), then
+beside the tables, or in ``images_dir=``.
 
 Configs ``challenge_data``, ``challenge_passage`` and ``challenge_answers``, split ``train``. Images are read in
 place: nothing is extracted. The split screenshot zip is read as one virtual file through the ``splitzip`` fsspec
@@ -22,6 +25,7 @@ or as a loading script on ``datasets`` < 4.0::
 """
 
 import bisect
+import glob
 import hashlib
 import io
 import json
@@ -31,6 +35,8 @@ import re
 import stat
 import struct
 import zipfile
+import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -84,6 +90,7 @@ MAX_COMPRESSION_RATIO = 100
 
 PROTOCOL = "splitzip"
 _LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, (version .. sizes), name length, extra length
+_INFLATE_CHUNK = 1 << 20
 TASKS = ("image-to-document", "image+text-to-document")
 
 _STRINGS = pa.list_(pa.string())
@@ -135,12 +142,14 @@ class M2krDataError(ValueError):
 # Split zip archives, read in place
 
 
-class _Window(io.RawIOBase):
-    """A read-only, seekable file of ``self._size`` bytes; subclasses say how to read at ``self._pos``."""
+class PartsFile(io.RawIOBase):
+    """Read-only seekable view of byte-level parts (``split -b``) as one file."""
 
-    def __init__(self, size: int):
+    def __init__(self, files, sizes, names):
         super().__init__()
-        self._size, self._pos = size, 0
+        self._size, self._pos = sum(sizes), 0
+        self._files, self.sizes, self._names = files, sizes, names
+        self._starts = [sum(sizes[:index]) for index in range(len(sizes))]
 
     def readable(self):
         return True
@@ -157,15 +166,6 @@ class _Window(io.RawIOBase):
             raise ValueError(f"negative seek position {base + offset}")
         self._pos = base + offset
         return self._pos
-
-
-class PartsFile(_Window):
-    """Read-only seekable view of byte-level parts (``split -b``) as one file."""
-
-    def __init__(self, files, sizes, names):
-        super().__init__(sum(sizes))
-        self._files, self.sizes, self._names = files, sizes, names
-        self._starts = [sum(sizes[:index]) for index in range(len(sizes))]
 
     def readinto(self, buffer):
         view = memoryview(buffer).cast("B")
@@ -197,34 +197,13 @@ class PartsFile(_Window):
             raise M2krDataError(f"{self._names[index]}: ends before its listed size of {self.sizes[index]:,} bytes.")
         return data
 
+    def part_at(self, offset: int) -> str:
+        return self._names[max(0, bisect.bisect_right(self._starts, offset) - 1)]
+
     def close(self):
         for part in self._files:
             part.close()
         super().close()
-
-
-class StoredMember(_Window):
-    """An uncompressed member as a window on the parts: read in one piece, without zipfile's copies and CRC pass
-    (as with extracted files; PNG chunks carry their own CRCs, which Pillow checks)."""
-
-    def __init__(self, virtual: PartsFile, start: int, size: int):
-        super().__init__(size)
-        self._virtual, self._start = virtual, start
-
-    def read(self, size=-1):
-        left = max(0, self._size - self._pos)
-        size = left if size is None or size < 0 else min(size, left)
-        data = self._virtual.pread(self._start + self._pos, size) if size else b""
-        self._pos += size
-        return data
-
-    def readall(self):
-        return self.read()
-
-    def readinto(self, buffer):
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
 
 
 def open_parts(fs, parts) -> PartsFile:
@@ -286,6 +265,8 @@ def check_member(info: zipfile.ZipInfo, archive: str):
         problem = "is a symbolic link"
     elif info.flag_bits & 0x1:
         problem = "is encrypted"
+    elif info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        problem = f"uses compression method {info.compress_type}, where stored (0) or deflated (8) is expected"
     elif info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size:
         problem = f"is stored but lists {info.compress_size:,} bytes stored for {info.file_size:,}"
     elif info.file_size > MAX_MEMBER_BYTES:
@@ -299,6 +280,81 @@ def check_member(info: zipfile.ZipInfo, archive: str):
         )
     if problem:
         raise M2krDataError(f"{archive}: member {name!r} {problem}; refusing the archive.")
+
+
+def member_data_offset(virtual: PartsFile, info: zipfile.ZipInfo, archive: str) -> int:
+    """Where the member's data starts, after checking that its local header is where the zip directory says.
+
+    One small read; parts swapped, replaced or corrupted put another header (or none) at that byte.
+    """
+    name = info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437")
+    header = virtual.pread(info.header_offset, _LOCAL_HEADER.size + len(name))
+    signature, name_length, extra_length = _LOCAL_HEADER.unpack(header[: _LOCAL_HEADER.size])
+    if signature != b"PK\x03\x04" or name_length != len(name) or header[_LOCAL_HEADER.size :] != name:
+        part = virtual.part_at(info.header_offset)
+        raise M2krDataError(
+            f"{archive}: member {info.filename!r} has no local header at byte {info.header_offset:,} (in {part}), "
+            "where the zip directory puts it: the parts are out of order, or a part was replaced or corrupted."
+        )
+    return info.header_offset + _LOCAL_HEADER.size + name_length + extra_length
+
+
+def read_member(virtual: PartsFile, info: zipfile.ZipInfo, archive: str) -> bytes:
+    """A member's bytes, inflated no further than its listed size and checked against its CRC-32.
+
+    The headers are untrusted: zipfile inflates up to 2 GB in one call before comparing with the listed size, and
+    a stored member read without its CRC turns a flipped byte into other pixels silently.
+    """
+    start = member_data_offset(virtual, info, archive)
+    if info.compress_type == zipfile.ZIP_STORED:
+        data = virtual.pread(start, info.file_size)
+    else:
+        data = _inflate(virtual, start, info, archive)
+    crc = zlib.crc32(data)
+    if crc != info.CRC:
+        raise M2krDataError(
+            f"{archive}: member {info.filename!r} has CRC-32 {crc:08x} where the zip directory lists "
+            f"{info.CRC:08x}: its bytes were changed, or a part was replaced."
+        )
+    return data
+
+
+def _inflate(virtual: PartsFile, start: int, info: zipfile.ZipInfo, archive: str) -> bytes:
+    inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+    pieces, size, offset, end = [], 0, start, start + info.compress_size
+    try:
+        while not inflater.eof and offset < end:
+            pending = virtual.pread(offset, min(_INFLATE_CHUNK, end - offset))
+            offset += len(pending)
+            while pending and not inflater.eof:
+                # At most one byte past the listed size: enough to know the header lied, and no more.
+                piece = inflater.decompress(pending, info.file_size - size + 1)
+                size += len(piece)
+                if size > info.file_size:
+                    raise _member_error(info, archive, f"inflates past the {info.file_size:,} bytes its header lists")
+                pieces.append(piece)
+                pending = inflater.unconsumed_tail
+    except zlib.error as err:
+        raise _member_error(info, archive, f"has a corrupt deflate stream ({err})") from None
+    if not inflater.eof or size != info.file_size:
+        raise _member_error(info, archive, f"inflates to {size:,} bytes where its header lists {info.file_size:,}")
+    used = offset - start - len(inflater.unused_data)
+    if size > MAX_MEMBER_BYTES or size > MAX_COMPRESSION_RATIO * max(used, 1):
+        raise _member_error(
+            info, archive, f"inflates {used:,} bytes to {size:,}, beyond the bounds ({MAX_MEMBER_BYTES:,} bytes, "
+            f"ratio {MAX_COMPRESSION_RATIO})"
+        )
+    return b"".join(pieces)
+
+
+def _member_error(info: zipfile.ZipInfo, archive: str, problem: str) -> M2krDataError:
+    return M2krDataError(f"{archive}: member {info.filename!r} {problem}; refusing to read it.")
+
+
+def check_local_headers(virtual: PartsFile, archive: zipfile.ZipFile, members, label: str):
+    """Check the local header of each referenced member: one small read each, no image data."""
+    for member in members:
+        member_data_offset(virtual, archive.getinfo(member), label)
 
 
 class SplitZipFileSystem(AbstractArchiveFileSystem):
@@ -350,14 +406,9 @@ class SplitZipFileSystem(AbstractArchiveFileSystem):
         except KeyError:
             raise FileNotFoundError(f"{path} is not a member of {self.parts[0]}") from None
         check_member(info, self.parts[0])
-        if info.compress_type != zipfile.ZIP_STORED:
-            return self.zip.open(info)
-        header = self._virtual.pread(info.header_offset, _LOCAL_HEADER.size)
-        signature, name_length, extra_length = _LOCAL_HEADER.unpack(header)
-        if signature != b"PK\x03\x04":
-            raise M2krDataError(f"{self.parts[0]}: member {path!r} has no local header at byte {info.header_offset:,}.")
-        start = info.header_offset + _LOCAL_HEADER.size + name_length + extra_length
-        return StoredMember(self._virtual, start, info.file_size)
+        # The whole member in memory (at most MAX_MEMBER_BYTES): datasets.Image reads it whole anyway, and the
+        # CRC is then checked on every open.
+        return io.BytesIO(read_member(self._virtual, info, self.parts[0]))
 
 
 def archive_url(member: str, parts) -> str:
@@ -373,21 +424,54 @@ fsspec.register_implementation(PROTOCOL, SplitZipFileSystem, clobber=True)
 # Builder
 
 
+@dataclass
+class M2krConfig(datasets.BuilderConfig):
+    """One M2KR table. ``data_dir``: the folder or URL holding the tables (and, by default, the archives).
+
+    ``images_dir``: the folder holding the archives when they are neither in ``<data_dir>/images/`` (where the
+    dataset card's ``hf_hub_download(..., local_dir="images/")`` puts them) nor in ``<data_dir>/``.
+    ``check_images=False`` reads no archive: the ``image`` column is then empty (scoring never needs images).
+    """
+
+    check_images: bool = True
+    images_dir: Optional[str] = None
+
+
 class M2kr(datasets.ArrowBasedBuilder):
     """Builder for the M2KR challenge queries, passages and ground truth.
 
     ``data_dir``: the folder or URL holding the tables and archives; without it, the two Hub repos.
     """
 
+    BUILDER_CONFIG_CLASS = M2krConfig
     BUILDER_CONFIGS = [
-        datasets.BuilderConfig(name=name, version=datasets.Version("1.0.0"), description=description)
+        M2krConfig(name=name, version=datasets.Version("1.0.0"), description=description)
         for name, description in (
             ("challenge_data", "Image and image+question queries."),
             ("challenge_passage", "Passages with their web screenshots."),
             ("challenge_answers", "Positive passage ids per query."),
         )
     ]
-    DEFAULT_CONFIG_NAME = "challenge_answers"
+    DEFAULT_CONFIG_NAME = "challenge_data"
+
+    def __init__(self, *args, hash: Optional[str] = None, **kwargs):
+        # datasets keys its cache on ``hash`` (3.6: the script's code; 4+: None unless given) and would return old
+        # rows after the data changed: fold a fingerprint of the sources into it, however the builder is called.
+        fingerprint = cache_hash(kwargs.get("data_dir"), kwargs.get("images_dir"))
+        super().__init__(*args, hash=_combined_hash(hash, fingerprint), **kwargs)
+
+    @classmethod
+    def get_all_exported_dataset_infos(cls):
+        # datasets 3.6 reads the README.md beside the script as a dataset card first; the repository README has no
+        # YAML block, so every load warned "Repo card metadata block was not found". Read dataset_infos.json alone.
+        path = os.path.join(cls.get_imported_module_dir(), "dataset_infos.json")
+        if not os.path.isfile(path):
+            return datasets.info.DatasetInfosDict()
+        with open(path, encoding="utf-8") as f:
+            infos = json.load(f)
+        return datasets.info.DatasetInfosDict(
+            {name: datasets.DatasetInfo.from_dict(info) for name, info in infos.items()}
+        )
 
     def _info(self):
         return datasets.DatasetInfo(
@@ -396,7 +480,7 @@ class M2kr(datasets.ArrowBasedBuilder):
 
     def _split_generators(self, dl_manager):
         # Validation runs here, not in _generate_tables: datasets would wrap its errors in DatasetGenerationError.
-        tables_base, images_base = sources(self.config.data_dir)
+        tables_base = tables_source(self.config.data_dir)
         name = self.config.name
         names = CONFIG_NAMES if name == "challenge_answers" else (name,)  # answers are checked against both
         options = dl_manager.download_config.storage_options or {}
@@ -410,13 +494,12 @@ class M2kr(datasets.ArrowBasedBuilder):
         }
         table = tables[name]
         if name == "challenge_answers":
-            check_answers(table, tables["challenge_data"]["question_id"], tables["challenge_passage"]["passage_id"])
+            check_answers(table, tables["challenge_data"], tables["challenge_passage"])
+        elif not self.config.check_images:
+            logger.warning("%s: check_images=False, so no archive is read and the image column is empty.", name)
+            table = table.append_column("image", pa.nulls(table.num_rows, _IMAGE_STORAGE))
         else:
-            parts = [_join(images_base, part) for part in ARCHIVES[name]]
-            for part in parts:
-                if "://" not in part and not os.path.isfile(part):  # before datasets' own, vaguer message
-                    raise FileNotFoundError(f"Archive part {part} is missing.")
-            parts = dl_manager.download(parts)
+            parts = dl_manager.download(find_archives(name, self.config.data_dir, self.config.images_dir))
             storage_options = _options_for(parts[0], options)
             table = add_images(table, name, [_absolute(part) for part in parts], storage_options)
         return [datasets.SplitGenerator(name=datasets.Split.TRAIN, gen_kwargs={"table": table})]
@@ -426,12 +509,57 @@ class M2kr(datasets.ArrowBasedBuilder):
             yield index, pa.Table.from_batches([batch])
 
 
-def sources(data_dir: Optional[str]):
-    """Where the tables and the archives are: both in ``data_dir``, or the two Hub repos."""
+def tables_source(data_dir: Optional[str]) -> str:
+    """Where the tables are: ``data_dir``, or the Hub repo."""
     if not data_dir:
-        return HUB_TABLES, HUB_IMAGES
+        return HUB_TABLES
     data_dir = _absolute(str(data_dir))
-    return data_dir, data_dir
+    if "::" in data_dir and "://" not in data_dir:
+        # datasets and fsspec read "::" as a chain of URLs, so no file under it could be opened.
+        raise M2krDataError(f"data_dir {data_dir}: a local path must not contain '::'; move or link the folder.")
+    return data_dir
+
+
+def archive_folders(data_dir: Optional[str], images_dir: Optional[str]) -> list:
+    """The folders that may hold the archives, in the order they are tried."""
+    if images_dir:
+        return [_absolute(str(images_dir))]
+    if not data_dir:
+        return [HUB_IMAGES]
+    data_dir = _absolute(str(data_dir))
+    if "://" in data_dir:
+        return [data_dir]  # a remote folder cannot be searched cheaply: the archives sit beside the tables
+    return [os.path.join(data_dir, "images"), data_dir]
+
+
+def find_archives(config: str, data_dir: Optional[str], images_dir: Optional[str]) -> list:
+    """The parts of a config's archive, all from the first folder holding every one of them."""
+    folders = archive_folders(data_dir, images_dir)
+    looked = []
+    for folder in folders:
+        parts = [_join(folder, part) for part in ARCHIVES[config]]
+        if "://" in folder:
+            return parts  # the download manager names a missing remote file
+        missing = [part for part in parts if not os.path.isfile(part)]
+        if not missing:
+            check_reference_safe(parts)
+            return parts
+        looked.append(f"{folder}/ (missing {', '.join(os.path.basename(part) for part in missing)})")
+    them = "them" if len(ARCHIVES[config]) > 1 else "it"
+    raise FileNotFoundError(
+        f"{config}: archive {', '.join(ARCHIVES[config])} not found together in one folder; looked in "
+        f"{' and '.join(looked)}; pass images_dir= the folder that holds {them}."
+    )
+
+
+def check_reference_safe(parts):
+    """An image reference chains the parts with '::' and '|': a path holding either would break every access."""
+    for part in parts:
+        if "|" in part or "::" in part:
+            raise M2krDataError(
+                f"{part}: an archive path must not contain '|' or '::', which separate the parts in image "
+                "references; move or link the folder."
+            )
 
 
 def _absolute(path: str) -> str:
@@ -449,11 +577,34 @@ def _options_for(url: str, storage_options: dict) -> dict:
 def list_tables(base: str, config: str, storage_options=None) -> list:
     """The ``<config>/train-*.parquet`` files under ``base``, sorted."""
     pattern = _join(base, f"{config}/{SPLIT}-*.parquet")
-    fs, fs_pattern = fsspec.core.url_to_fs(pattern, **_options_for(pattern, storage_options or {}))
-    found = sorted(fs.glob(fs_pattern))
+    on_hub = base.startswith("hf://")
+    if on_hub and _hub_offline():
+        raise M2krDataError(_hub_help(base, "the Hub is offline here (HF_HUB_OFFLINE or HF_DATASETS_OFFLINE)"))
+    try:
+        fs, fs_pattern = fsspec.core.url_to_fs(pattern, **_options_for(pattern, storage_options or {}))
+        found = sorted(fs.glob(fs_pattern))
+    except Exception as err:  # noqa: BLE001 - any failure to reach the Hub gets the same advice
+        if not on_hub:
+            raise
+        problem = f"the Hub cannot be reached ({type(err).__name__}: {err})"
+        raise M2krDataError(_hub_help(base, problem)) from err
     if not found:
         raise M2krDataError(f"No {config}/{SPLIT}-*.parquet under {base}.")
     return [fs.unstrip_protocol(path) if "://" in base else path for path in found]
+
+
+def _hub_help(base: str, problem: str) -> str:
+    return (
+        f"No data_dir given, so the tables would come from {base}, but {problem}; pass data_dir= a local folder "
+        "laid out like the Hub repos (<config>/train-*.parquet, and the archives in images/ or beside them)."
+    )
+
+
+def _hub_offline() -> bool:
+    flags = (os.environ.get(name, "").upper() for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
+    return any(flag in ("1", "ON", "YES", "TRUE") for flag in flags) or bool(
+        getattr(datasets.config, "HF_HUB_OFFLINE", False)
+    )
 
 
 def read_table(paths, urls, config: str, download_config=None, columns=None) -> pa.Table:
@@ -465,82 +616,140 @@ def read_table(paths, urls, config: str, download_config=None, columns=None) -> 
     schema = full = SOURCE_SCHEMAS[config]
     if columns:
         schema = pa.schema([full.field(column) for column in columns])
-    pieces = []
-    for path, url in zip(paths, urls):
-        display = f"{config}/{url.rsplit('/', 1)[-1]}"
+    pieces, displays = [], [table_display(config, url) for url in urls]
+    for path, display in zip(paths, displays):
         with xopen(path, "rb", download_config=download_config) as f:
-            parquet = pq.ParquetFile(f)
-            present = parquet.schema_arrow.names
-            missing = [field for field in full.names if field not in present]
-            if missing:
-                raise M2krDataError(
-                    f"{display}: missing column(s) {', '.join(missing)}; expected columns {', '.join(full.names)}."
-                )
-            extra = [field for field in present if field not in full.names]
-            if extra:
-                logger.warning("%s: columns not in the M2KR format are left out: %s", display, ", ".join(extra))
-            table = parquet.read(columns=schema.names)
+            pieces.append(_read_parquet(f, display, schema, full))
         for field in schema:
-            if not table.schema.field(field.name).type.equals(field.type):
-                try:
-                    table = table.set_column(
-                        schema.get_field_index(field.name), field.name, table[field.name].cast(field.type)
-                    )
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                    found = table.schema.field(field.name).type
-                    raise M2krDataError(f"{display}: column {field.name} is {found}, expected {field.type}.") from None
-            if field.name not in NULLABLE.get(config, ()) and table[field.name].null_count:
-                row = pc.index(pc.is_null(table[field.name]), True).as_py()
+            pieces[-1] = _cast_column(pieces[-1], field, display)
+            if field.name not in NULLABLE.get(config, ()) and pieces[-1][field.name].null_count:
+                row = pc.index(pc.is_null(pieces[-1][field.name]), True).as_py()
                 raise M2krDataError(f"{display} row {row}: {field.name} is null.")
-        pieces.append(table)
     table = pa.concat_tables(pieces)
     if ID_FIELDS[config] in schema.names:
-        _check_unique(table[ID_FIELDS[config]], f"{config} ({', '.join(u.rsplit('/', 1)[-1] for u in urls)})")
+        _check_unique(table[ID_FIELDS[config]], displays, [len(piece) for piece in pieces])
     if "question" in schema.names:
         question = pc.fill_null(table["question"], "")
         table = table.set_column(table.schema.get_field_index("question"), "question", question)
         task = pc.if_else(pc.equal(question, ""), TASKS[0], TASKS[1])
         table = table.append_column("task", task)
-    return table
+    return table.replace_schema_metadata({_FILES_KEY: json.dumps([[d, len(p)] for d, p in zip(displays, pieces)])})
 
 
-def _check_unique(column: pa.ChunkedArray, display: str):
+# Which file each row came from, kept in the table's metadata for messages about joins.
+_FILES_KEY = b"m2kr_source_files"
+
+
+def table_display(config: str, url: str) -> str:
+    return f"{config}/{url.rsplit('/', 1)[-1]}"
+
+
+def _read_parquet(f, display: str, schema: pa.Schema, full: pa.Schema) -> pa.Table:
+    try:
+        parquet = pq.ParquetFile(f)
+    except (pa.ArrowInvalid, OSError) as err:
+        raise M2krDataError(f"{display}: not a readable Parquet file ({err}).") from None
+    present = parquet.schema_arrow.names
+    missing = [field for field in full.names if field not in present]
+    if missing:
+        raise M2krDataError(
+            f"{display}: missing column(s) {', '.join(missing)}; expected columns {', '.join(full.names)}."
+        )
+    extra = [field for field in present if field not in full.names]
+    if extra:
+        logger.warning("%s: columns not in the M2KR format are left out: %s", display, ", ".join(extra))
+    return parquet.read(columns=schema.names)
+
+
+def _cast_column(table: pa.Table, field: pa.Field, display: str) -> pa.Table:
+    if table.schema.field(field.name).type.equals(field.type):
+        return table
+    try:
+        cast = table[field.name].cast(field.type)
+        return table.set_column(table.schema.get_field_index(field.name), field.name, cast)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        found = table.schema.field(field.name).type
+        raise M2krDataError(f"{display}: column {field.name} is {found}, expected {field.type}.") from None
+
+
+def _locate(displays, lengths, row: int):
+    """(file, row within the file) of a row of the concatenated table."""
+    for display, length in zip(displays, lengths):
+        if row < length:
+            return display, row
+        row -= length
+    raise IndexError(row)
+
+
+def _check_unique(column: pa.ChunkedArray, displays, lengths):
     if pc.count_distinct(column).as_py() == len(column):
         return
     first_seen = {}
     for row, value in enumerate(column.to_pylist()):
         if value in first_seen:
-            raise M2krDataError(f'{display} row {row}: duplicate id "{value}" (first at row {first_seen[value]}).')
+            here, first = _locate(displays, lengths, row), _locate(displays, lengths, first_seen[value])
+            where = f"row {first[1]}" if first[0] == here[0] else f"{first[0]} row {first[1]}"
+            raise M2krDataError(f'{here[0]} row {here[1]}: duplicate id "{value}" (first at {where}).')
         first_seen[value] = row
 
 
-def check_answers(answers: pa.Table, question_ids: pa.ChunkedArray, passage_ids: pa.ChunkedArray):
+def _files_of(table: pa.Table, mask) -> str:
+    """The files (of a table read by read_table) holding the rows where ``mask`` is true."""
+    files = json.loads(table.schema.metadata[_FILES_KEY])
+    displays, lengths = [display for display, _ in files], [length for _, length in files]
+    rows = pc.indices_nonzero(mask).to_pylist() if len(mask) else []
+    return ", ".join(dict.fromkeys(_locate(displays, lengths, row)[0] for row in rows))
+
+
+def _all_files(table: pa.Table) -> str:
+    return ", ".join(display for display, _ in json.loads(table.schema.metadata[_FILES_KEY]))
+
+
+def check_answers(answers: pa.Table, queries: pa.Table, passages: pa.Table):
     """Every answered query must be in challenge_data and every positive in challenge_passage."""
-    known_queries = pc.is_in(answers["question_id"], question_ids.combine_chunks())
-    unknown = pc.filter(answers["question_id"], pc.invert(known_queries))
+    unknown_mask = pc.invert(pc.is_in(answers["question_id"], queries["question_id"].combine_chunks()))
+    unknown = pc.filter(answers["question_id"], unknown_mask)
     if len(unknown):
         raise M2krDataError(
-            f"challenge_answers: {len(unknown)} question_id(s) not in challenge_data: {', '.join(unknown.to_pylist())}."
+            f"{_files_of(answers, unknown_mask)}: {len(unknown)} question_id(s) not in challenge_data "
+            f"({_all_files(queries)}): {', '.join(unknown.to_pylist())}."
         )
-    empty = pc.filter(answers["question_id"], pc.equal(pc.list_value_length(answers["pos_item_ids"]), 0))
+    empty_mask = pc.equal(pc.list_value_length(answers["pos_item_ids"]), 0)
+    empty = pc.filter(answers["question_id"], empty_mask)
     if len(empty):
         listed = ", ".join(empty.to_pylist())
-        raise M2krDataError(f"challenge_answers: no positive passage for question_id(s) {listed}.")
-    known = set(passage_ids.to_pylist())
+        raise M2krDataError(f"{_files_of(answers, empty_mask)}: no positive passage for question_id(s) {listed}.")
+    known = set(passages["passage_id"].to_pylist())
+    unknown_positives = [[pid for pid in pids if pid not in known] for pids in answers["pos_item_ids"].to_pylist()]
     bad = [
-        f'question_id "{qid}" -> {", ".join(pid if pid is not None else "null" for pid in pids if pid not in known)}'
-        for qid, pids in zip(answers["question_id"].to_pylist(), answers["pos_item_ids"].to_pylist())
-        if any(pid not in known for pid in pids)
+        f'question_id "{qid}" -> {", ".join(pid if pid is not None else "null" for pid in pids)}'
+        for qid, pids in zip(answers["question_id"].to_pylist(), unknown_positives)
+        if pids
     ]
     if bad:
-        raise M2krDataError(f"challenge_answers: positives not in challenge_passage.passage_id: {'; '.join(bad)}.")
+        raise M2krDataError(
+            f"{_files_of(answers, pa.array([bool(pids) for pids in unknown_positives]))}: positives not in "
+            f"challenge_passage.passage_id ({_all_files(passages)}): {'; '.join(bad)}."
+        )
 
 
 def add_images(table: pa.Table, config: str, parts, storage_options=None) -> pa.Table:
-    """Append the ``image`` reference column; report every row whose image is not an archive member."""
+    """Append the ``image`` reference column; report every row whose image is not an archive member.
+
+    For local parts, each referenced member's local header is checked too (parts swapped or replaced).
+    """
     fs = fsspec.filesystem(fsspec.core.split_protocol(parts[0])[0] or "file", **(storage_options or {}))
     with open_parts(fs, [fs._strip_protocol(part) for part in parts]) as virtual:
-        members = [info.filename for info in open_zip(virtual, parts).infolist() if not info.is_dir()]
+        archive = open_zip(virtual, parts)
+        resolved = _resolve_images(table, config, [info.filename for info in archive.infolist() if not info.is_dir()])
+        if "://" not in parts[0]:  # a small read per member: cheap on disk, a request each over HTTP
+            label = parts[0] if len(parts) == 1 else f"{parts[0]} (+{len(parts) - 1} parts)"
+            check_local_headers(virtual, archive, dict.fromkeys(resolved), label)
+    references = pa.array([archive_url(member, parts) for member in resolved], pa.string())
+    return table.append_column("image", _image_column(references))
+
+
+def _resolve_images(table: pa.Table, config: str, members) -> list:
     resolve = member_resolver(members)
     names = table[IMAGE_NAME_FIELDS[config]].to_pylist()
     resolved, problems = [], []
@@ -553,10 +762,16 @@ def add_images(table: pa.Table, config: str, parts, storage_options=None) -> pa.
         raise M2krDataError(
             f"{config}: {len(problems)} image(s) not found in {', '.join(ARCHIVES[config])}: {'; '.join(problems)}."
         )
-    paths = pa.array([archive_url(member, parts) for member in resolved], pa.string())
-    # The Image feature's storage for files referenced by path: no byte of any image is read.
-    images = pa.StructArray.from_arrays([pa.nulls(len(paths), pa.binary()), paths], ["bytes", "path"])
-    return table.append_column("image", images)
+    return resolved
+
+
+# The Image feature's storage: an image referenced by path has null bytes.
+_IMAGE_STORAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+
+
+def _image_column(paths: pa.Array) -> pa.StructArray:
+    """The Image feature's storage for files referenced by path: no byte of any image is read."""
+    return pa.StructArray.from_arrays([pa.nulls(len(paths), pa.binary()), paths], fields=list(_IMAGE_STORAGE))
 
 
 def member_resolver(members):
@@ -581,43 +796,70 @@ def member_resolver(members):
     return resolve
 
 
-def source_files(config_name: str, data_dir: str) -> list:
+def source_files(config_name: str, data_dir: str, images_dir: Optional[str] = None) -> list:
     """Local paths of every file a config reads: its Parquet tables and its archive parts."""
     tables = CONFIG_NAMES if config_name == "challenge_answers" else (config_name,)
     paths = [path for config in tables for path in list_tables(str(data_dir), config)]
-    return paths + [os.path.join(data_dir, part) for part in ARCHIVES.get(config_name, ())]
+    return paths + (find_archives(config_name, data_dir, images_dir) if config_name in ARCHIVES else [])
 
 
-def cache_hash(data_dir: str) -> str:
-    """Hash of this builder's source and of the data files' metadata, so a change to either rebuilds the cache."""
+def cache_hash(data_dir: Optional[str], images_dir: Optional[str] = None) -> str:
+    """Hash of this builder's source and of the data files' metadata, so a change to either rebuilds the cache.
+
+    Without ``data_dir`` (the Hub) only the source counts: nothing is fetched to build a cache key. Local files
+    give size, mtime_ns, ctime_ns and inode: an edit that restores the mtime still changes the ctime.
+    """
     digest = hashlib.sha256(Path(__file__).read_bytes())
-    patterns = [f"{config}/{SPLIT}-*.parquet" for config in CONFIG_NAMES]
-    patterns += [part for parts in ARCHIVES.values() for part in parts]
-    for pattern in patterns:
-        fs, fs_pattern = fsspec.core.url_to_fs(_join(data_dir, pattern))
-        infos = [fs.info(path) for path in sorted(fs.glob(fs_pattern))]
-        digest.update(json.dumps([pattern, infos], sort_keys=True, default=str).encode())
+    if data_dir:
+        data_dir = _absolute(str(data_dir))
+        files = [_join(data_dir, f"{config}/{SPLIT}-*.parquet") for config in CONFIG_NAMES]
+        folders = archive_folders(data_dir, images_dir)
+        files += [_join(folder, part) for folder in folders for parts in ARCHIVES.values() for part in parts]
+        for pattern in files:
+            digest.update(json.dumps([pattern, _file_states(pattern)], default=str).encode())
     return digest.hexdigest()[:16]
 
 
+def _file_states(pattern: str) -> list:
+    if "://" not in pattern:
+        folder, name = os.path.split(pattern)
+        states = [os.stat(path) for path in sorted(glob.glob(os.path.join(glob.escape(folder), name)))]
+        return [[state.st_size, state.st_mtime_ns, state.st_ctime_ns, state.st_ino] for state in states]
+    fs, fs_pattern = fsspec.core.url_to_fs(pattern)
+    return [sorted(fs.info(path).items()) for path in sorted(fs.glob(fs_pattern))]
+
+
+def _combined_hash(given: Optional[str], fingerprint: str) -> str:
+    return hashlib.sha256(f"{given}:{fingerprint}".encode()).hexdigest()[:16] if given else fingerprint
+
+
 def load(
-    config_name: str = "challenge_answers",
+    config_name: str = "challenge_data",
     data_dir: Optional[str] = None,
     split: str = SPLIT,
     streaming: bool = False,
     cache_dir: Optional[str] = None,
+    check_images: bool = True,
+    images_dir: Optional[str] = None,
 ):
     """Load one M2KR config as a Dataset (or IterableDataset with ``streaming=True``).
 
     Without ``data_dir`` the small bundled sample (``data/m2kr/`` beside this file) is used, and a warning says so.
+    ``images_dir``: the archives' folder when not ``<data_dir>/images/`` or ``<data_dir>/``; ``check_images=False``
+    reads no archive and leaves the image column empty.
     """
     if config_name not in CONFIG_NAMES:
         raise ValueError(f"Unknown M2KR config {config_name!r}; expected one of {', '.join(CONFIG_NAMES)}.")
     if data_dir is None:
         data_dir = str(SAMPLE_DIR)
         logger.warning("No data_dir given: loading the bundled M2KR sample %s, not the benchmark.", data_dir)
-    data_dir = _absolute(str(data_dir))
-    builder = M2kr(config_name=config_name, data_dir=data_dir, cache_dir=cache_dir, hash=cache_hash(data_dir))
+    builder = M2kr(
+        config_name=config_name,
+        data_dir=_absolute(str(data_dir)),
+        cache_dir=cache_dir,
+        check_images=check_images,
+        images_dir=images_dir,
+    )
     if streaming:
         return builder.as_streaming_dataset(split=split)
     builder.download_and_prepare()

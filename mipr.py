@@ -19,6 +19,7 @@ or as a loading script on ``datasets`` < 4.0::
     load_dataset("path/to/mipr.py", "qrels", data_dir="path/to/mipr/data", trust_remote_code=True)
 """
 
+import codecs
 import hashlib
 import json
 import logging
@@ -76,6 +77,9 @@ IMAGE_DIRS = {"queries": "images/query_images", "corpus": "images/product_images
 IMAGE_NAME_FIELDS = {"queries": "image_url", "corpus": "pict_url"}
 ID_FIELDS = {"queries": "idx", "corpus": "item_id", "qrels": "idx"}
 
+# pyarrow's default JSON block; a longer line is read again with a block that holds it.
+_BLOCK_SIZE = 1 << 20
+
 _JUDGMENT = pa.struct([("item_id", pa.string()), ("final_grade", pa.string())])
 SOURCE_SCHEMAS = {
     "queries": pa.schema([("idx", pa.string()), ("query", pa.string()), ("image_url", pa.string())]),
@@ -132,6 +136,26 @@ class Mipr(datasets.ArrowBasedBuilder):
     ]
     DEFAULT_CONFIG_NAME = "qrels"
 
+    def __init__(self, *args, hash: Optional[str] = None, **kwargs):
+        # datasets keys its cache on ``hash`` (3.6: the script's code; 4+: None unless given) and would return old
+        # rows after the data changed: fold a fingerprint of the sources into it, however the builder is called.
+        data_dir = kwargs.get("data_dir")
+        fingerprint = cache_hash(_data_dir(data_dir)) if data_dir else cache_hash(None)
+        super().__init__(*args, hash=_combined_hash(hash, fingerprint), **kwargs)
+
+    @classmethod
+    def get_all_exported_dataset_infos(cls):
+        # datasets 3.6 reads the README.md beside the script as a dataset card first; the repository README has no
+        # YAML block, so every load warned "Repo card metadata block was not found". Read dataset_infos.json alone.
+        path = os.path.join(cls.get_imported_module_dir(), "dataset_infos.json")
+        if not os.path.isfile(path):
+            return datasets.info.DatasetInfosDict()
+        with open(path, encoding="utf-8") as f:
+            infos = json.load(f)
+        return datasets.info.DatasetInfosDict(
+            {name: datasets.DatasetInfo.from_dict(info) for name, info in infos.items()}
+        )
+
     def _info(self):
         return datasets.DatasetInfo(
             description=_DESCRIPTION,
@@ -159,7 +183,7 @@ class Mipr(datasets.ArrowBasedBuilder):
             image_dir, image_names = _join(base, IMAGE_DIRS[name]), table[IMAGE_NAME_FIELDS[name]]
             check_image_names(image_names, image_dir, shown[name])
             if self.config.check_images:
-                check_images_exist(image_names, image_dir, shown[name], download_config)
+                check_images_exist(image_names, image_dir, shown[name], download_config, base)
             table = table.append_column("image", image_references(image_names, image_dir))
         return [datasets.SplitGenerator(name=datasets.Split.TEST, gen_kwargs={"table": table})]
 
@@ -175,7 +199,12 @@ def _data_dir(data_dir: Optional[str]) -> str:
             "mipr_annotation.jsonl and images/, or call mipr.load() without data_dir for the bundled sample."
         )
     data_dir = str(data_dir)
-    return data_dir if "://" in data_dir else os.path.abspath(data_dir)
+    if "://" in data_dir:
+        return data_dir
+    if "::" in data_dir:
+        # datasets reads "::" in an image path as a chain of URLs, so every image access would fail.
+        raise MiprDataError(f"data_dir {data_dir}: a local path must not contain '::'; move or link the folder.")
+    return os.path.abspath(data_dir)
 
 
 def _join(base: str, relative: str) -> str:
@@ -193,8 +222,9 @@ def read_table(path: str, name: str, download_config=None, display: Optional[str
         schema = pa.schema([schema.field(column) for column in columns])
     options = paj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore" if columns else "infer")
     try:
-        with xopen(path, "rb", download_config=download_config) as f:
-            table = paj.read_json(f, parse_options=options)
+        table = _parse_json_lines(path, options, download_config)
+        # pyarrow's JSON reader passes invalid UTF-8 through: a full validation of the strings catches it.
+        table.validate(full=True)
     except pa.ArrowInvalid as err:
         _raise_first_bad_line(path, schema, display, download_config, cause=str(err))
     table = _drop_unexpected_fields(table, schema, display)
@@ -205,6 +235,22 @@ def read_table(path: str, name: str, download_config=None, display: Optional[str
     if name == "qrels":
         _check_judgments(table, display)
     return table
+
+
+def _parse_json_lines(path: str, options: paj.ParseOptions, download_config) -> pa.Table:
+    """Parse a JSON Lines file; a line longer than the reader's block (1 MiB) gets a block that holds it."""
+    try:
+        return _read_json(path, options, download_config, _BLOCK_SIZE)
+    except pa.ArrowInvalid as err:
+        if "straddl" not in str(err):
+            raise
+    longest = max((len(line) for _, line in _lines(path, download_config)), default=0)
+    return _read_json(path, options, download_config, longest + 1)
+
+
+def _read_json(path: str, options: paj.ParseOptions, download_config, block_size: int) -> pa.Table:
+    with xopen(path, "rb", download_config=download_config) as f:
+        return paj.read_json(f, read_options=paj.ReadOptions(block_size=block_size), parse_options=options)
 
 
 def _drop_unexpected_fields(table: pa.Table, schema: pa.Schema, display: str) -> pa.Table:
@@ -227,10 +273,13 @@ def _has_null_judgment(table: pa.Table) -> bool:
 def _lines(path: str, download_config):
     """(line number, bytes) of each non-blank line: the n-th Arrow row comes from the n-th of them.
 
-    Only error paths call this, so the fast path never holds the file's bytes.
+    Only error paths call this, so the fast path never holds the file's bytes. A UTF-8 byte order mark at the
+    start of the file is dropped, as the JSON reader does.
     """
     with xopen(path, "rb", download_config=download_config) as f:
         for number, line in enumerate(f, start=1):
+            if number == 1 and line.startswith(codecs.BOM_UTF8):
+                line = line[len(codecs.BOM_UTF8) :]
             if line.strip():
                 yield number, line
 
@@ -238,13 +287,29 @@ def _lines(path: str, download_config):
 def _raise_first_bad_line(path: str, schema: pa.Schema, display: str, download_config, cause: str):
     for number, line in _lines(path, download_config):
         try:
-            record = json.loads(line)
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise MiprDataError(
+                f"{display} line {number}: byte 0x{line[err.start]:02x} at column {err.start + 1} is not valid "
+                "UTF-8; MIPR files must be UTF-8 encoded."
+            ) from None
+        try:
+            record = json.loads(text)
         except ValueError as err:
             raise MiprDataError(f"{display} line {number}: invalid JSON ({err}).") from None
-        problem = _record_problem(record, schema)
+        problem = _text_problem(record) or _record_problem(record, schema)
         if problem:
             raise MiprDataError(f"{display} line {number}: {problem}.")
     raise MiprDataError(f"{display}: could not be read as JSON Lines ({cause}).")
+
+
+def _text_problem(record) -> Optional[str]:
+    """A lone surrogate escape (such as \\ud800) decodes to no character, so no UTF-8 text can hold it."""
+    try:
+        json.dumps(record, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as err:
+        return f"the escape \\u{ord(err.object[err.start]):04x} is a lone surrogate, not a character"
+    return None
 
 
 def _record_problem(record, schema: pa.Schema) -> Optional[str]:
@@ -337,8 +402,11 @@ def check_image_names(names: pa.ChunkedArray, image_dir: str, display: str):
         raise MiprDataError(f"{display}: image names must be plain file names under {image_dir}/, got: {', '.join(bad)}")
 
 
-def check_images_exist(names: pa.ChunkedArray, image_dir: str, display: str, download_config=None):
-    """List the image folder once and report every referenced file that is not in it."""
+def check_images_exist(names: pa.ChunkedArray, image_dir: str, display: str, download_config=None, data_dir=None):
+    """List the image folder once and report every referenced file that is missing, empty or links elsewhere."""
+    if "://" not in image_dir:
+        _check_local_images(pc.unique(names).to_pylist(), image_dir, display, data_dir or os.path.dirname(image_dir))
+        return
     storage_options = (download_config.storage_options or {}) if download_config else {}
     fs, path = fsspec.core.url_to_fs(image_dir, **storage_options.get(image_dir.split("://")[0], {}))
     try:
@@ -349,11 +417,44 @@ def check_images_exist(names: pa.ChunkedArray, image_dir: str, display: str, dow
     except NotImplementedError:
         logger.warning("%s: %s cannot be listed, so missing images will only show on access.", display, image_dir)
         return
-    missing = sorted(set(pc.unique(names).to_pylist()) - present)
+    _raise_missing(sorted(set(pc.unique(names).to_pylist()) - present), image_dir, display)
+
+
+def _raise_missing(missing: list, image_dir: str, display: str):
     if missing:
         raise MiprDataError(
             f"{display}: {len(missing)} image file(s) missing from {image_dir}/: {', '.join(missing)}"
         )
+
+
+def _check_local_images(names: list, image_dir: str, display: str, data_dir: str):
+    """One scandir of the folder; a stat only for links (where they lead) and referenced files (their size)."""
+    try:
+        with os.scandir(image_dir) as listing:
+            entries = {entry.name: entry for entry in listing}
+    except FileNotFoundError:
+        raise MiprDataError(f"{display}: image folder {image_dir}/ does not exist.") from None
+    _raise_missing(sorted(name for name in names if name not in entries), image_dir, display)
+    root = os.path.realpath(data_dir)
+    for name in sorted(names):
+        problem = _image_file_problem(entries[name], root)
+        if problem:
+            raise MiprDataError(f"{display}: image file {entries[name].path} {problem}; expected a non-empty file.")
+
+
+def _image_file_problem(entry: os.DirEntry, root: str) -> Optional[str]:
+    if entry.is_symlink():
+        target = os.path.realpath(entry.path)
+        if os.path.commonpath([root, target]) != root:
+            return f"is a symbolic link to {target}, outside the data folder {root}"
+    try:
+        if not entry.is_file():
+            return "is not a regular file"
+        if entry.stat().st_size == 0:
+            return "is empty (0 bytes)"
+    except OSError as err:
+        return f"cannot be read ({err.strerror})"
+    return None
 
 
 def image_references(names: pa.ChunkedArray, image_dir: str) -> pa.Array:
@@ -372,18 +473,31 @@ def source_files(config_name: str, data_dir: str) -> list:
     return paths
 
 
-def cache_hash(data_dir: str) -> str:
-    """Hash of this builder's source and of the data files' metadata, so a change to either rebuilds the cache."""
+def cache_hash(data_dir: Optional[str]) -> str:
+    """Hash of this builder's source and of the data files' metadata, so a change to either rebuilds the cache.
+
+    Local files give size, mtime_ns, ctime_ns and inode: an edit that restores the mtime still changes the ctime,
+    and a file replaced by another changes the inode.
+    """
     digest = hashlib.sha256(Path(__file__).read_bytes())
-    for relative in [*SOURCE_FILES.values(), *IMAGE_DIRS.values()]:
-        path = _join(data_dir, relative)
-        fs, fs_path = fsspec.core.url_to_fs(path)
-        try:
-            info = fs.info(fs_path)
-        except FileNotFoundError:
-            info = None
-        digest.update(json.dumps([relative, info], sort_keys=True, default=str).encode())
+    for relative in [*SOURCE_FILES.values(), *IMAGE_DIRS.values()] if data_dir else []:
+        digest.update(json.dumps([relative, _file_state(_join(data_dir, relative))], default=str).encode())
     return digest.hexdigest()[:16]
+
+
+def _file_state(path: str):
+    try:
+        if "://" not in path:
+            state = os.stat(path)
+            return [state.st_size, state.st_mtime_ns, state.st_ctime_ns, state.st_ino]
+        fs, fs_path = fsspec.core.url_to_fs(path)
+        return sorted(fs.info(fs_path).items())
+    except FileNotFoundError:
+        return None
+
+
+def _combined_hash(given: Optional[str], fingerprint: str) -> str:
+    return hashlib.sha256(f"{given}:{fingerprint}".encode()).hexdigest()[:16] if given else fingerprint
 
 
 def load(
@@ -392,10 +506,12 @@ def load(
     split: str = SPLIT,
     streaming: bool = False,
     cache_dir: Optional[str] = None,
+    check_images: bool = True,
 ):
     """Load one MIPR config as a Dataset (or IterableDataset with ``streaming=True``).
 
     Without ``data_dir`` the small bundled sample (``data/mipr/`` beside this file) is used, and a warning says so.
+    ``check_images=False`` skips the checks of the image folders (scoring never needs the images).
     """
     if config_name not in CONFIG_NAMES:
         raise ValueError(f"Unknown MIPR config {config_name!r}; expected one of {', '.join(CONFIG_NAMES)}.")
@@ -403,7 +519,7 @@ def load(
         data_dir = str(SAMPLE_DIR)
         logger.warning("No data_dir given: loading the bundled MIPR sample %s, not the benchmark.", data_dir)
     data_dir = _data_dir(data_dir)
-    builder = Mipr(config_name=config_name, data_dir=data_dir, cache_dir=cache_dir, hash=cache_hash(data_dir))
+    builder = Mipr(config_name=config_name, data_dir=data_dir, cache_dir=cache_dir, check_images=check_images)
     if streaming:
         return builder.as_streaming_dataset(split=split)
     builder.download_and_prepare()

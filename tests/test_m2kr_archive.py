@@ -96,9 +96,13 @@ def test_unknown_member_is_file_not_found():
 def test_missing_part_is_named(tmp_path):
     data_dir = copy_sample(tmp_path)
     (data_dir / "Web_Image.zip.002").unlink()
-    message = f"Archive part {re.escape(str(data_dir / 'Web_Image.zip.002'))} is missing."
-    with pytest.raises(FileNotFoundError, match=message):
+    looked = (
+        f"looked in {data_dir / 'images'}/ (missing Web_Image.zip.001, Web_Image.zip.002, Web_Image.zip.003) "
+        f"and {data_dir}/ (missing Web_Image.zip.002); pass images_dir= the folder that holds them."
+    )
+    with pytest.raises(FileNotFoundError, match=re.escape(looked)):
         prepare("challenge_passage", data_dir, tmp_path / "cache")
+    message = f"Archive part {re.escape(str(data_dir / 'Web_Image.zip.002'))} is missing."
     parts = "|".join(str(data_dir / part) for part in PASSAGE_PARTS)
     with pytest.raises(FileNotFoundError, match=message):
         fsspec.open(f"splitzip://Web_Image/A27558.png::{parts}", "rb").open()

@@ -76,14 +76,14 @@ def test_duplicate_question_id(data_dir, tmp_path, config):
     rows = source_rows(config)
     rows[20]["question_id"] = rows[4]["question_id"]
     write_rows(data_dir, config, rows)
-    message = f'{config} ({FILE}) row 20: duplicate id "{rows[4]["question_id"]}" (first at row 4).'
+    message = f'{config}/{FILE} row 20: duplicate id "{rows[4]["question_id"]}" (first at row 4).'
     _fails(data_dir, config, re.escape(message), tmp_path)
 
 
 def test_duplicate_passage_id(data_dir, tmp_path):
     rows = source_rows("challenge_passage")
     write_rows(data_dir, "challenge_passage", rows + [rows[0]])
-    message = f'challenge_passage ({FILE}) row 300: duplicate id "Q5247669" (first at row 0).'
+    message = f'challenge_passage/{FILE} row 300: duplicate id "Q5247669" (first at row 0).'
     _fails(data_dir, "challenge_passage", re.escape(message), tmp_path)
 
 
@@ -93,7 +93,8 @@ def test_answers_pointing_to_unknown_passages(data_dir, tmp_path):
     rows[29]["pos_item_ids"] = ["27558"]  # the A-stripped Kaggle form is not a passage id
     write_rows(data_dir, "challenge_answers", rows)
     message = (
-        'challenge_answers: positives not in challenge_passage.passage_id: question_id "4100" -> A999999999; '
+        f"challenge_answers/{FILE}: positives not in challenge_passage.passage_id (challenge_passage/{FILE}): "
+        'question_id "4100" -> A999999999; '
         f'question_id "{rows[29]["question_id"]}" -> 27558.'
     )
     _fails(data_dir, "challenge_answers", re.escape(message), tmp_path)
@@ -108,7 +109,7 @@ def test_answers_without_positives(data_dir, tmp_path):
     rows[7]["pos_item_ids"] = []
     write_rows(data_dir, "challenge_answers", rows)
     listed = f"{rows[2]['question_id']}, {rows[7]['question_id']}"
-    message = f"challenge_answers: no positive passage for question_id(s) {listed}."
+    message = f"challenge_answers/{FILE}: no positive passage for question_id(s) {listed}."
     _fails(data_dir, "challenge_answers", re.escape(message), tmp_path)
 
 
@@ -116,7 +117,7 @@ def test_answers_for_unknown_queries(data_dir, tmp_path):
     rows = source_rows("challenge_answers")
     rows[5]["question_id"] = "999"
     write_rows(data_dir, "challenge_answers", rows)
-    message = "challenge_answers: 1 question_id(s) not in challenge_data: 999."
+    message = f"challenge_answers/{FILE}: 1 question_id(s) not in challenge_data (challenge_data/{FILE}): 999."
     _fails(data_dir, "challenge_answers", re.escape(message), tmp_path)
 
 
