@@ -6,7 +6,6 @@ to name the entry or line at fault. Validation against a benchmark is vectorised
 """
 
 import csv
-import io
 import json
 import os
 from dataclasses import dataclass
@@ -28,6 +27,8 @@ FORMATS = {
 }
 _RANKED = pa.list_(pa.struct([("did", pa.string()), ("score", pa.float64())]))
 _JSON_SCHEMA = pa.schema([("run", pa.list_(pa.struct([("qid", pa.string()), ("ranked", _RANKED)])))])
+_BOM = b"\xef\xbb\xbf"
+_JSON_PREFIX, _JSON_SUFFIX = b'{"run": ', b"}\n"
 _TREC_COLUMNS = ["qid", "q0", "docid", "rank", "score", "tag"]
 _TREC_TYPES = {"qid": pa.string(), "q0": pa.string(), "docid": pa.string(), "rank": pa.int64(), "score": pa.float64(), "tag": pa.string()}
 
@@ -73,21 +74,26 @@ class Run:
 
 
 def read_run(path) -> Run:
-    """Read a run, telling its format from the content (a BOM is skipped); a refusal names the format assumed."""
+    """Read a run, telling its format from its first bytes (a BOM is skipped); a refusal names the format assumed."""
     path = str(path)
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            head = handle.read(1 << 16)
     except OSError as err:
         raise RunError(f"{path}: cannot read the run file ({err.strerror or err}).") from None
-    data = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
-    if not data.strip():
+    bom = len(_BOM) if head.startswith(_BOM) else 0
+    if not head[bom:].strip():
         raise RunError(f"{path}: the run file is empty.")
-    kind = detect_format(data)
+    kind = detect_format(head[bom:])
     try:
-        return {"json": _read_json, "trec": _read_trec, "kaggle": _read_kaggle}[kind](path, data)
+        return {"json": _read_json, "trec": _read_trec, "kaggle": _read_kaggle}[kind](path, bom)
     except RunError as err:
         raise RunError(f"{err} (read as {FORMATS[kind]})") from None
+
+
+def _file_bytes(path: str, bom: int) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()[bom:]
 
 
 def detect_format(data: bytes) -> str:
@@ -102,29 +108,35 @@ def detect_format(data: bytes) -> str:
     return "trec"
 
 
-def _read_json(path: str, data: bytes) -> Run:
-    # pyarrow reads JSON Lines; the whole array as the one field of one line is exactly that.
-    wrapped = b'{"run": ' + data + b"}\n"
+def _read_json(path: str, bom: int) -> Run:
+    # pyarrow reads JSON Lines; the whole array as the one field of one line is exactly that. The file is read
+    # once, into a buffer that already holds the wrapping, so the run costs its size plus its Arrow columns.
+    size = os.path.getsize(path) - bom
+    wrapped = bytearray(len(_JSON_PREFIX) + size + len(_JSON_SUFFIX))
+    wrapped[: len(_JSON_PREFIX)], wrapped[len(wrapped) - len(_JSON_SUFFIX) :] = _JSON_PREFIX, _JSON_SUFFIX
+    with open(path, "rb") as handle:
+        handle.seek(bom)
+        handle.readinto(memoryview(wrapped)[len(_JSON_PREFIX) : len(_JSON_PREFIX) + size])
     try:
         table = paj.read_json(
-            io.BytesIO(wrapped),
+            pa.BufferReader(wrapped),
             read_options=paj.ReadOptions(block_size=len(wrapped) + 1, use_threads=False),
             parse_options=paj.ParseOptions(explicit_schema=_JSON_SCHEMA, unexpected_field_behavior="ignore"),
         )
+        del wrapped
         entries = table["run"].combine_chunks()
-        if not isinstance(entries, pa.ListArray) or entries.null_count or len(entries) != 1:
+        if entries.null_count or len(entries) != 1:
             raise pa.ArrowInvalid("not one array")
         entries = entries.values
         qids, ranked = pc.struct_field(entries, [0]), pc.struct_field(entries, [1])
-        if entries.null_count or qids.null_count or ranked.null_count or pc.list_flatten(ranked).null_count:
+        if entries.null_count or qids.null_count or ranked.null_count or ranked.values.null_count:
             raise pa.ArrowInvalid("nulls")
-        dids = pc.struct_field(pc.list_flatten(ranked), [0])
+        dids = pc.struct_field(ranked.values, [0])
         if dids.null_count:
             raise pa.ArrowInvalid("null ids")
     except pa.ArrowInvalid:
-        return _read_json_slowly(path, data)
-    del wrapped
-    scores = pc.struct_field(pc.list_flatten(ranked), [1])
+        return _read_json_slowly(path, _file_bytes(path, bom))
+    scores = pc.struct_field(ranked.values, [1])
     offsets = _offsets(ranked)
     return Run(path, "json", qids, pa.ListArray.from_arrays(offsets, dids), pa.ListArray.from_arrays(offsets, scores))
 
@@ -172,23 +184,26 @@ def _is_number(value) -> bool:
     return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
-def _read_trec(path: str, data: bytes) -> Run:
+def _read_trec(path: str, bom: int) -> Run:
     """``qid Q0 docid rank score tag`` lines; each query's entries are ordered by their rank column."""
-    first = data.lstrip().split(b"\n", 1)[0]
-    options = pacsv.ParseOptions(delimiter="\t" if b"\t" in first else " ", quote_char=False, ignore_empty_lines=True)
-    try:
+    with open(path, "rb") as handle:
+        first = handle.read(1 << 16)[bom:].split(b"\n", 1)[0]
+    options = pacsv.ParseOptions(delimiter="\t" if b"\t" in first else " ", quote_char=False, ignore_empty_lines=False)
+    try:  # pyarrow's reader streams the file (and skips a BOM); a blank or odd line sends it to the slow path
         table = pacsv.read_csv(
-            io.BytesIO(data),
+            path,
             read_options=pacsv.ReadOptions(column_names=_TREC_COLUMNS),
             parse_options=options,
-            convert_options=pacsv.ConvertOptions(column_types=_TREC_TYPES, strings_can_be_null=False),
+            convert_options=pacsv.ConvertOptions(
+                column_types=_TREC_TYPES, strings_can_be_null=False, include_columns=["qid", "docid", "rank", "score"]
+            ),
         )
-        line = np.arange(1, table.num_rows + 1) if b"\n\n" not in data else None
-        if line is None or any(table[name].null_count for name in _TREC_COLUMNS):
-            raise pa.ArrowInvalid("blank lines or nulls")
+        if any(table[name].null_count for name in table.column_names):
+            raise pa.ArrowInvalid("nulls")
     except pa.ArrowInvalid:
-        return _read_trec_slowly(path, data)
-    return _trec_run(path, table["qid"], table["docid"], table["rank"].to_numpy(), table["score"], line)
+        return _read_trec_slowly(path, _file_bytes(path, bom))
+    lines = np.arange(1, table.num_rows + 1)
+    return _trec_run(path, table["qid"], table["docid"], table["rank"].combine_chunks().to_numpy(), table["score"], lines)
 
 
 def _read_trec_slowly(path: str, data: bytes) -> Run:
@@ -239,10 +254,10 @@ def _trec_run(path, qids, dids, ranks, scores, lines) -> Run:
     return run
 
 
-def _read_kaggle(path: str, data: bytes) -> Run:
+def _read_kaggle(path: str, bom: int) -> Run:
     """M2KR Kaggle submission: ``question_id,passage_id`` (a JSON list of ids), with or without the header,
     with or without a pandas index column."""
-    rows = list(csv.reader(data.decode("utf-8", "replace").splitlines()))
+    rows = list(csv.reader(_file_bytes(path, bom).decode("utf-8", "replace").splitlines()))
     start = 1 if [cell.strip().lower() for cell in rows[0]][-2:] == ["question_id", "passage_id"] else 0
     width = len(rows[start - 1]) if start else len(rows[0])
     query_ids, rankings, lines = [], [], []

@@ -92,7 +92,16 @@ def _read_jsonl(path: Path, schema: pa.Schema):
 def _builder_error(build, where: str):
     """Run the builder on the same files; it raises its own named error. If it does not, say what we found."""
     pandas_free.unblock()  # the builders import datasets, which needs pandas
-    build()
+    import datasets
+
+    # the configs that pass would print progress bars before the error, which must stay one line
+    were_disabled = datasets.utils.are_progress_bars_disabled()
+    datasets.disable_progress_bars()
+    try:
+        build()
+    finally:
+        if not were_disabled:
+            datasets.enable_progress_bars()
     raise TruthError(
         f"{where}: the scoring tables failed a check that the builder passed; please report this with the files."
     )
