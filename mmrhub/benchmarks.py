@@ -81,6 +81,7 @@ class Benchmark:
     mteb_tables: Callable  # (builder module, load) -> (config, Dataset) pairs in MTEB's layout
     bundled_runs: tuple  # BundledRun: the first one's pools are the others' candidates and the oracle's
     report: View  # how ``mmrhub report`` shows it
+    seed_table: tuple = ()  # the source document's rows for the shipped runs and their oracle ({measure: x100})
 
     @property
     def sample_dir(self) -> Path:
@@ -149,6 +150,14 @@ MIPR = Benchmark(
         BundledRun("Qwen3-VL-Reranker-8B", "baseline/qwen3_vl_reranker_8b_top50.json", "baseline/simulated_reranker_top50.json"),
     ),
     report=MIPR_VIEW,
+    seed_table=tuple(
+        dict(zip(("nDCG@10", "R-L1@10", "Hit-L1@1", "Hit-L1@10", "SC-R-L1@10", "SC-R-L1@10*"), values))
+        for values in (
+            (49.23, 53.98, 47.02, 85.63, 61.33, 55.86),  # Qwen3-VL-Embedding-8B
+            (60.11, 66.00, 59.26, 91.25, 71.52, 67.00),  # Qwen3-VL-Reranker-8B
+            (86.04, 78.95, 94.97, 94.97, 82.80, 80.22),  # Candidate-pool Oracle
+        )
+    ),
 )
 
 M2KR = Benchmark(

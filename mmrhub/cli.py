@@ -12,6 +12,7 @@ from mmrhub.commands import info
 from mmrhub.commands import oracle
 from mmrhub.commands import push
 from mmrhub.commands import report
+from mmrhub.commands import reproduce
 from mmrhub.commands import retrieve
 
 DESCRIPTION = """\
@@ -21,6 +22,7 @@ Load, score and publish the MIPR and M2KR multimodal retrieval benchmarks.
   mmrhub oracle mipr BASELINE          the Candidate-pool Oracle row
   mmrhub compare mipr RUN_A RUN_B      per-query paired randomisation test
   mmrhub report mipr RUN [RUN ...] -o report.html   one HTML page: scores, plots, a gallery of thumbnails
+  mmrhub reproduce mipr --data-dir DIR which readings of the open metric rules give the seed's table
   mmrhub retrieve mipr                 embed, retrieve and score with a model (needs the retrieve extra)
   mmrhub info mipr                     configs, features and row counts
   mmrhub export mipr OUT               a script-free Hub dataset repo (Parquet + card)
@@ -29,7 +31,7 @@ Load, score and publish the MIPR and M2KR multimodal retrieval benchmarks.
 Every command works on the bundled sample without --data-dir, and says so."""
 
 # Commands in the order --help lists them; each module exposes register(subparsers).
-COMMANDS = (evaluate, oracle, compare, report, retrieve, info, export, push)
+COMMANDS = (evaluate, oracle, compare, report, reproduce, retrieve, info, export, push)
 
 
 def build_parser() -> argparse.ArgumentParser:
