@@ -233,19 +233,23 @@ def _trec_run(path, qids, dids, ranks, scores, lines) -> Run:
     qids, dids, scores = (a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in (qids, dids, scores))
     unique = pc.unique(qids)
     query = pc.index_in(qids, value_set=unique).to_numpy()
-    order = np.lexsort((ranks, query))
-    sorted_query, sorted_rank = query[order], ranks[order]
-    repeated = np.flatnonzero((sorted_query[1:] == sorted_query[:-1]) & (sorted_rank[1:] == sorted_rank[:-1]))
+    same_query = query[1:] == query[:-1]
+    if (query[1:] >= query[:-1]).all() and (ranks[1:][same_query] > ranks[:-1][same_query]).all():
+        order = None  # the usual file: grouped by query, in rank order; its columns are used as they are
+    else:
+        order = np.lexsort((ranks, query))
+        query, ranks, lines = query[order], ranks[order], lines[order]
+        dids, scores = pc.take(dids, pa.array(order)), pc.take(scores, pa.array(order))
+        same_query = query[1:] == query[:-1]
+    repeated = np.flatnonzero(same_query & (ranks[1:] == ranks[:-1]))
     if len(repeated):
-        at = order[repeated[0] + 1]
-        raise RunError(f"{path}: line {lines[at]}: query {qids[int(at)].as_py()!r} has rank {ranks[at]} twice")
+        at = repeated[0] + 1
+        raise RunError(f"{path}: line {lines[at]}: query {unique[int(query[at])].as_py()!r} has rank {ranks[at]} twice")
     offsets = pa.array(np.concatenate([[0], np.cumsum(np.bincount(query, minlength=len(unique)))]), pa.int32())
-    take = pa.array(order)
-    run = Run(path, "trec", unique, pa.ListArray.from_arrays(offsets, pc.take(dids, take)),
-              pa.ListArray.from_arrays(offsets, pc.take(scores, take)), pa.ListArray.from_arrays(offsets, pa.array(lines[order])))
-    score = np.nan_to_num(pc.take(scores, take).to_numpy(zero_copy_only=False), nan=-np.inf)
-    rising = (score[1:] > score[:-1]) & (sorted_query[1:] == sorted_query[:-1])
-    disagree = len(np.unique(sorted_query[1:][rising]))
+    run = Run(path, "trec", unique, pa.ListArray.from_arrays(offsets, dids), pa.ListArray.from_arrays(offsets, scores),
+              pa.ListArray.from_arrays(offsets, pa.array(lines.astype(np.int32))))
+    score = scores.fill_null(-np.inf).to_numpy()
+    disagree = len(np.unique(query[1:][same_query & (score[1:] > score[:-1])]))
     if disagree:
         run.notes.append(
             f"{disagree} queries of {path} have scores that disagree with their rank column: rank wins (the order "
