@@ -82,6 +82,7 @@ class Benchmark:
     bundled_runs: tuple  # BundledRun: the first one's pools are the others' candidates and the oracle's
     report: View  # how ``mmrhub report`` shows it
     seed_table: tuple = ()  # the source document's rows for the shipped runs and their oracle ({measure: x100})
+    images_dir_option: bool = False  # whether the builder takes images_dir= (archives kept elsewhere)
 
     @property
     def sample_dir(self) -> Path:
@@ -182,6 +183,7 @@ M2KR = Benchmark(
     mteb_tables=mteb.m2kr_tables,
     bundled_runs=(BundledRun("", "", "baseline/simulated_top5.json"),),
     report=M2KR_VIEW,
+    images_dir_option=True,
 )
 
 BENCHMARKS = {benchmark.name: benchmark for benchmark in (MIPR, M2KR)}

@@ -7,6 +7,9 @@ def register(subparsers):
     parser = subparsers.add_parser("info", help="show the configs, features and row counts of a benchmark")
     parser.add_argument("benchmark", nargs="?", choices=list(BENCHMARKS))
     parser.add_argument("--data-dir", help="the benchmark's data folder or URL (default: the bundled sample)")
+    parser.add_argument("--no-check-images", dest="check_images", action="store_false",
+                        help="skip the image folders' and archives' checks (M2KR then reads no archive)")
+    parser.add_argument("--images-dir", help="M2KR: the folder of the image archives, if not DATA_DIR/images or DATA_DIR")
     parser.add_argument(
         "--dataset-infos", metavar="PATH", help="write the dataset_infos.json of every builder's bundled sample"
     )
@@ -22,15 +25,20 @@ def run(args) -> int:
         return 0
     if not args.benchmark:
         args.parser.error("name a benchmark (mipr or m2kr), or pass --dataset-infos PATH")
-    print(describe(BENCHMARKS[args.benchmark], args.data_dir))
+    benchmark = BENCHMARKS[args.benchmark]
+    if args.images_dir and not benchmark.images_dir_option:
+        raise ValueError(f"{benchmark.title} takes no --images-dir: its images are read from DATA_DIR/images/.")
+    options = {"check_images": args.check_images, **({"images_dir": args.images_dir} if args.images_dir else {})}
+    print(describe(benchmark, args.data_dir, **options))
     return 0
 
 
-def describe(benchmark, data_dir=None) -> str:
+def describe(benchmark, data_dir=None, **options) -> str:
+    """``options``: the builder's own keywords (``check_images``; M2KR's ``images_dir``)."""
     module = benchmark.builder()
     lines = [f"# {benchmark.name}: {data_dir or f'bundled sample {benchmark.sample_dir}'}", ""]
     for config in benchmark.configs:
-        dataset = module.load(config, data_dir=str(data_dir or benchmark.sample_dir))
+        dataset = module.load(config, data_dir=str(data_dir or benchmark.sample_dir), **options)
         lines.append(f"## {config} ({dataset.split}): {dataset.num_rows:,} rows")
         lines += [f"- {name}: {feature}" for name, feature in dataset.features.items()]
         lines.append("")
