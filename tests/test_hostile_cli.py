@@ -176,3 +176,15 @@ def test_scoring_imports_neither_datasets_nor_pandas(tmp_path):
     )
     result = subprocess.run([sys.executable, "-c", code, str(tmp_path / "s.json")], capture_output=True, text=True)
     assert result.stdout.splitlines()[-1] == "0 []", result.stderr
+
+
+def test_info_reads_m2kr_archives_kept_elsewhere(capsys, tmp_path):
+    tables = shutil.copytree(M2KR_DIR, tmp_path / "tables", ignore=shutil.ignore_patterns("*.zip*"))
+    archives = tmp_path / "disk2"
+    archives.mkdir()
+    for part in M2KR_DIR.glob("*.zip*"):
+        shutil.copy(part, archives)
+    code, out, err = run_cli(capsys, "info", "m2kr", "--data-dir", tables, "--images-dir", archives)
+    assert code == 0, err
+    assert "## challenge_passage (train): 300 rows" in out
+    assert "MIPR takes no --images-dir" in one_line_error(capsys, "info", "mipr", "--images-dir", archives)
