@@ -10,6 +10,7 @@ import pytest
 import mmrhub.export.repo as export_repo
 from mmrhub.export.atomic import atomic_dir
 
+from _export_helpers import export
 from _export_helpers import run_cli
 
 KILL_AFTER_FIRST_CONFIG = """
@@ -20,7 +21,8 @@ def write_then_die(*args, **kwargs):
     written = real(*args, **kwargs)
     os.kill(os.getpid(), signal.SIGKILL)
 export_repo.write_split = write_then_die
-export_repo.export("mipr", sys.argv[1])
+from mmrhub.benchmarks import BENCHMARKS
+export_repo.export(BENCHMARKS["mipr"], sys.argv[1])
 """
 
 
@@ -44,16 +46,16 @@ def _leftovers(parent: Path):
 def test_failed_export_leaves_nothing(tmp_path, monkeypatch, error):
     monkeypatch.setattr(export_repo, "write_split", _fail_on("corpus", error))
     with pytest.raises(type(error)):
-        export_repo.export("mipr", tmp_path / "mipr")
+        export("mipr", tmp_path / "mipr")
     assert _leftovers(tmp_path) == []
 
 
 def test_failed_overwrite_keeps_the_old_repo(tmp_path, monkeypatch):
-    out = export_repo.export("mipr", tmp_path / "mipr")
+    out = export("mipr", tmp_path / "mipr")
     before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     monkeypatch.setattr(export_repo, "write_split", _fail_on("qrels", RuntimeError("boom")))
     with pytest.raises(RuntimeError, match="boom"):
-        export_repo.export("mipr", out, overwrite=True)
+        export("mipr", out, overwrite=True)
     assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     assert _leftovers(tmp_path) == ["mipr"]
 
@@ -75,7 +77,7 @@ def test_killed_export_leaves_no_repo_and_its_debris_is_cleared(tmp_path):
     partial = [entry for entry in (tmp_path / "out").iterdir()]
     assert len(partial) == 1 and partial[0].name.startswith(".mipr.partial-")
     assert list(partial[0].rglob("*.parquet"))
-    export_repo.export("mipr", tmp_path / "out" / "mipr")
+    export("mipr", tmp_path / "out" / "mipr")
     assert _leftovers(tmp_path / "out") == ["mipr"]
 
 

@@ -6,9 +6,9 @@ import pytest
 from datasets import load_dataset
 from huggingface_hub import DatasetCard
 
-from mmrhub.benchmarks import builder_module
 
 from _export_helpers import SPLITS
+from _export_helpers import builder_module
 from _export_helpers import exported  # noqa: F401 (fixture)
 
 STRING = datasets.Value("string")

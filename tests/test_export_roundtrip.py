@@ -11,10 +11,10 @@ from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard
 
-from mmrhub.benchmarks import builder_module
 
 from _export_helpers import DEFAULTS
 from _export_helpers import SPLITS
+from _export_helpers import builder_module
 from _export_helpers import builder_table
 from _export_helpers import embedded_expected
 from _export_helpers import exported  # noqa: F401 (fixture)
