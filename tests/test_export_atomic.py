@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import mmrhub.export.repo as export_repo
+from mmrhub.export.atomic import MARKER
 from mmrhub.export.atomic import atomic_dir
 
 from _export_helpers import export
@@ -65,8 +66,14 @@ def test_existing_folder_is_refused_without_overwrite(tmp_path, capsys):
     (tmp_path / "mipr" / "keep.txt").write_text("mine")
     assert run_cli(["export", "mipr", str(tmp_path / "mipr")]) == 1
     assert f"{tmp_path / 'mipr'} already exists; remove it or pass --overwrite." in capsys.readouterr().err
+    assert (tmp_path / "mipr" / "keep.txt").read_text() == "mine"
+
+
+def test_overwrite_replaces_an_earlier_export(tmp_path):
+    assert run_cli(["export", "mipr", str(tmp_path / "mipr")]) == 0
+    (tmp_path / "mipr" / "stale.txt").write_text("from the earlier export's folder")
     assert run_cli(["export", "mipr", str(tmp_path / "mipr"), "--overwrite"]) == 0
-    assert sorted(p.name for p in (tmp_path / "mipr").iterdir()) == ["README.md", "corpus", "qrels", "queries"]
+    assert sorted(p.name for p in (tmp_path / "mipr").iterdir()) == [MARKER, "README.md", "corpus", "qrels", "queries"]
     assert _leftovers(tmp_path) == ["mipr"]
 
 
@@ -88,5 +95,5 @@ def test_concurrent_exports_of_one_folder_never_mix(tmp_path):
             with atomic_dir(tmp_path / "a") as second:  # its start must not clear the live first folder
                 (second / "y").write_text("2")
             assert (first / "x").read_text() == "1"
-    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["y"]
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == [MARKER, "y"]
     assert _leftovers(tmp_path) == ["a"]

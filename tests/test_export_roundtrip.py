@@ -11,6 +11,8 @@ from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard
 
+from mmrhub.export.atomic import MARKER
+
 
 from _export_helpers import DEFAULTS
 from _export_helpers import SPLITS
@@ -60,7 +62,7 @@ def test_what_the_viewer_does_works(exported, benchmark):
 def test_repo_holds_parquet_and_card_only(exported, benchmark):
     out, module, split = exported(benchmark), builder_module(benchmark), SPLITS[benchmark]
     files = sorted(path.relative_to(out).as_posix() for path in out.rglob("*") if path.is_file())
-    assert files == ["README.md"] + sorted(f"{c}/{split}-00000-of-00001.parquet" for c in module.CONFIG_NAMES)
+    assert files == [MARKER, "README.md"] + sorted(f"{c}/{split}-00000-of-00001.parquet" for c in module.CONFIG_NAMES)
     assert not (out / f"{benchmark}.py").exists()
     assert not list(out.parent.glob(f".{out.name}.partial-*"))
 

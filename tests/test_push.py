@@ -6,6 +6,7 @@ from unittest import mock
 import pytest
 
 import mmrhub.push as push_module
+from mmrhub.export.atomic import MARKER
 
 from _export_helpers import exported  # noqa: F401 (fixture)
 from _export_helpers import run_cli
@@ -40,7 +41,7 @@ def test_dry_run_lists_the_export_and_uploads_nothing(exported, hf_api, capsys):
     out = exported("mipr")
     assert run_cli(["push", str(out), "org/mipr", "--dry-run"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    total = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    total = sum(p.stat().st_size for p in out.rglob("*") if p.is_file() and p.name != MARKER)  # the marker stays home
     assert lines[0] == f"dataset org/mipr: 4 file(s), {total:,} bytes from {out}"
     size = (out / "corpus/test-00000-of-00001.parquet").stat().st_size
     assert lines[1:] == [

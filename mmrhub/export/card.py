@@ -98,15 +98,17 @@ def size_category(num_rows: int) -> str:
     return "1M<n<10M" if num_rows < 10_000_000 else "10M<n<100M"
 
 
-def card_data(text: dict, configs: list, default_config: str, license: str, mteb: bool) -> DatasetCardData:
+def card_data(
+    text: dict, configs: list, default_config: str, license: str, mteb: bool, sample: bool = False
+) -> DatasetCardData:
     """The card's YAML: ``configs:`` and ``dataset_info:`` written by ``datasets``' own serializers."""
     data = DatasetCardData(
         license=license,
         language=text["language"],
         task_categories=text["task_categories"],
         size_categories=[size_category(max(c.written.num_examples for c in configs))],
-        pretty_name=text["pretty_name"] + (" (MTEB format)" if mteb else ""),
-        tags=text["tags"] + (["mteb"] if mteb else []),
+        pretty_name=text["pretty_name"] + (" sample" if sample else "") + (" (MTEB format)" if mteb else ""),
+        tags=text["tags"] + (["mteb"] if mteb else []) + (["sample"] if sample else []),
     )
     MetadataConfigs(
         {
@@ -165,6 +167,18 @@ def grades_section(module, mteb: bool) -> str:
     return "\n".join(lines) + "\n\n"
 
 
+def summary(text: dict, configs: list, sample: bool) -> str:
+    """The card's opening: the benchmark's size, or for the bundled sample its own rows and a plain warning."""
+    if not sample:
+        return f"{text['summary']} The benchmark has {text['full_counts']}."
+    rows = ", ".join(f"{c.written.num_examples:,} `{c.name}` rows" for c in configs)
+    return (
+        f"**This is a small sample, not the benchmark**: {rows}, from the sample bundled with mmrhub. Use it "
+        f"to try the loading and evaluation code; scores on it say nothing about the benchmark, which has "
+        f"{text['full_counts']}.\n\n{text['summary']}"
+    )
+
+
 def render(
     benchmark,
     module,
@@ -173,11 +187,12 @@ def render(
     repo_id: str,
     metric_space: str,
     mteb: bool = False,
+    sample: bool = False,
 ) -> str:
     """The full README.md text; parsing it with ``huggingface_hub.DatasetCard`` gives back ``card_data``."""
     text = benchmark.card
     license = getattr(module, "_LICENSE", DEFAULT_LICENSE)
-    data = card_data(text, configs, default_config, license, mteb)
+    data = card_data(text, configs, default_config, license, mteb, sample)
     load_lines = "\n".join(f'{c.name} = load_dataset("{repo_id}", "{c.name}", split="{c.split}")' for c in configs)
     if mteb:
         format_note = (
@@ -193,7 +208,7 @@ def render(
         structure = "One config per table, each with a single split; the default config is marked below."
     body = _TEMPLATE.format(
         pretty_name=data.pretty_name,
-        summary=text["summary"],
+        summary=summary(text, configs, sample),
         languages=", ".join(text["language"]),
         license=license,
         license_name="Apache License 2.0" if license == "apache-2.0" else f"{license} license",

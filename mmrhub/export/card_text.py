@@ -9,9 +9,9 @@ MIPR = {
         "MIPR is a benchmark for reasoning-intensive multimodal intent-to-product retrieval in Chinese e-commerce. "
         "Each query pairs a situational image with a free-form question; a retriever must find the products of a "
         "shared corpus that satisfy the underlying need, which may span several product categories. Built from "
-        "real Taobao search queries and product listings; 3,522 queries, 30,731 products and 447,809 graded "
-        "judgments."
+        "real Taobao search queries and product listings."
     ),
+    "full_counts": "3,522 queries, 30,731 products and 447,809 graded judgments",
     "sources": (
         "- **Repository:** the MIPR release (dataset, evaluation code and construction pipeline); its README is the "
         "source of this card."
@@ -59,9 +59,10 @@ M2KR = {
     "summary": (
         "M2KR-WWW2025-Challenge is a multimodal retrieval dataset for image-to-document and image+text-to-document "
         "matching, Task 2 of Track 1 (Multimodal Document Retrieval Challenge) at the EReL@MIR Workshop, The Web "
-        "Conference 2025. Each query (an image, with an optional question) must retrieve its passages from a pool "
-        "of 47,318 passages. This release includes the evaluation ground truth (`challenge_answers`)."
+        "Conference 2025. Each query (an image, with an optional question) must retrieve its passages from a shared "
+        "pool of passages. This release includes the evaluation ground truth (`challenge_answers`)."
     ),
+    "full_counts": "6,415 queries and 47,318 passages",
     "sources": (
         "- **Paper:** https://arxiv.org/abs/2402.08327\n"
         "- **Project page:** https://preflmr.github.io/\n"
