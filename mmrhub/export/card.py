@@ -161,7 +161,7 @@ def grades_section(module, mteb: bool) -> str:
     gains = getattr(module, "GAINS", {})
     lines = ["## Relevance grades", ""]
     if mteb:
-        lines += ["The `qrels` config's `score` is the grade's nDCG gain, so N1, N2 and N3 judgments all score 0.", ""]
+        lines += ["The `qrels` config's `score` is the grade's nDCG gain, so N1, N2 and N3 judgments all score 0; `qrels-l1` holds the L1 rows only.", ""]
     lines += ["| grade | meaning | gain |", "|---|---|---:|"]
     lines += [f"| {grade} | {meaning} | {gains.get(grade, 0)} |" for grade, meaning in grades.items()]
     return "\n".join(lines) + "\n\n"
@@ -196,16 +196,19 @@ def render(
     load_lines = "\n".join(f'{c.name} = load_dataset("{repo_id}", "{c.name}", split="{c.split}")' for c in configs)
     if mteb:
         format_note = (
-            "the MTEB retrieval layout: `corpus` and `queries` (`id`, `text`, `image`) and `qrels` "
-            "(`query-id`, `corpus-id`, integer `score`)."
+            "the MTEB (MIEB) retrieval layout: `corpus` (split `corpus`) and `query` (`id`, `modality`, `text`, "
+            "`image`) and `qrels` (`query-id`, `Q0`, `corpus-id`, integer `score`)."
         )
         structure = (
-            "The layout MTEB's retrieval loader reads (`mteb.abstasks.retrieval_dataset_loaders."
-            f"RetrievalDatasetLoader(\"{repo_id}\", revision=\"main\", split=\"{configs[0].split}\")`)."
+            "The layout both mteb 1.x (`AbsTaskAny2AnyRetrieval`) and mteb 2 (`mteb.abstasks.retrieval_dataset_"
+            f"loaders.RetrievalDatasetLoader(\"{repo_id}\", revision=\"main\", split=\"{configs[-1].split}\")`) "
+            "read.\n\n" + text["mteb_metrics"]
         )
+        evaluate = text["mteb_evaluate"]
     else:
         format_note = "one Parquet folder per config, images embedded as bytes."
         structure = "One config per table, each with a single split; the default config is marked below."
+        evaluate = text["evaluate"]
     body = _TEMPLATE.format(
         pretty_name=data.pretty_name,
         summary=summary(text, configs, sample),
@@ -215,7 +218,7 @@ def render(
         format_note=format_note,
         sources=text.get("sources", "- **Source data:** the official release of the benchmark."),
         load_lines=load_lines,
-        evaluate=text["evaluate"].format(repo_id=repo_id, metric_space=metric_space),
+        evaluate=evaluate.format(repo_id=repo_id, metric_space=metric_space),
         structure=structure,
         configs_table=configs_table(configs, default_config),
         grades=grades_section(module, mteb),

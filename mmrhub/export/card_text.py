@@ -49,6 +49,30 @@ predictions = [run[idx] for idx in qrels["idx"]]
 metric = evaluate.load("{metric_space}")
 print(metric.compute(predictions=predictions, references=references, grades=grades, categories=categories, k=[10]))
 ```""",
+    "mteb_metrics": (
+        "On the `qrels` config MTEB's `ndcg_at_10` is MIPR's nDCG@10 (the scores are the grade gains L1=2, L2=1). "
+        "MTEB's `recall_at_k` and `hit_rate_at_k` on `qrels` count L2 products as relevant too, so they are not "
+        "MIPR measures; on the `qrels-l1` config (L1 judgments only) they are MIPR's R-L1@k and Hit-L1@k, over "
+        "the queries with at least one L1 judgment (MIPR scores a query without one as 0, MTEB leaves it out). "
+        "MTEB cannot compute SC-R-L1@k: it needs the products' leaf categories, which are in the `corpus` config "
+        "of the plain export and the MIPR metric, not in MTEB."
+    ),
+    "mteb_evaluate": """\
+```python
+from datasets import load_dataset
+from mteb._evaluators.retrieval_metrics import calculate_retrieval_scores
+from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader
+
+data = RetrievalDatasetLoader("{repo_id}", revision="main", split="test").load()
+l1 = {{}}
+for row in load_dataset("{repo_id}", "qrels-l1", split="test"):
+    l1.setdefault(row["query-id"], {{}})[row["corpus-id"]] = row["score"]
+run = {{...}}  # your ranking: query id -> {{product id: similarity}}
+graded = calculate_retrieval_scores(run, data["relevant_docs"], k_values=[1, 10])
+l1_only = calculate_retrieval_scores(run, l1, k_values=[1, 10])
+print({{"nDCG@10": graded.ndcg["NDCG@10"], "R-L1@10": l1_only.recall["Recall@10"],
+       "Hit-L1@1": l1_only.hit_rate["HitRate@1"], "Hit-L1@10": l1_only.hit_rate["HitRate@10"]}})
+```""",
 }
 
 M2KR = {
@@ -91,5 +115,22 @@ run = {{...}}  # your ranking: question_id -> passage_ids, best first
 predictions = [run[question_id] for question_id in answers["question_id"]]
 metric = evaluate.load("{metric_space}")
 print(metric.compute(predictions=predictions, references=answers["pos_item_ids"]))
+```""",
+    "mteb_metrics": (
+        "MTEB's `recall_at_k` is the track's Recall@k exactly (every positive scores 1, and a query scores its "
+        "share of positives found, so a query with several positives scores 1 only with all of them in the top "
+        "k); the track's measure is the mean of `recall_at_1`, `recall_at_3` and `recall_at_5`. MTEB's "
+        "`hit_rate_at_k` is FLMR's Recall@K (any positive in the top k). The `query` config keeps each query's "
+        "`instruction`, which PreFLMR puts before the question."
+    ),
+    "mteb_evaluate": """\
+```python
+from mteb._evaluators.retrieval_metrics import calculate_retrieval_scores
+from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader
+
+data = RetrievalDatasetLoader("{repo_id}", revision="main", split="train").load()
+run = {{...}}  # your ranking: question_id -> {{passage_id: similarity}}
+scores = calculate_retrieval_scores(run, data["relevant_docs"], k_values=[1, 3, 5])
+print({{name: scores.recall[name] for name in ("Recall@1", "Recall@3", "Recall@5")}})
 ```""",
 }
