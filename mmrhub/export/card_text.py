@@ -69,7 +69,7 @@ for row in load_dataset("{repo_id}", "qrels-l1", split="test"):
     l1.setdefault(row["query-id"], {{}})[row["corpus-id"]] = row["score"]
 run = {{...}}  # your ranking: query id -> {{product id: similarity}}
 graded = calculate_retrieval_scores(run, data["relevant_docs"], k_values=[1, 10])
-l1_only = calculate_retrieval_scores(run, l1, k_values=[1, 10])
+l1_only = calculate_retrieval_scores({{q: run[q] for q in l1}}, l1, k_values=[1, 10])  # queries with an L1
 print({{"nDCG@10": graded.ndcg["NDCG@10"], "R-L1@10": l1_only.recall["Recall@10"],
        "Hit-L1@1": l1_only.hit_rate["HitRate@1"], "Hit-L1@10": l1_only.hit_rate["HitRate@10"]}})
 ```""",
