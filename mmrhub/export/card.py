@@ -161,7 +161,11 @@ def grades_section(module, mteb: bool) -> str:
     gains = getattr(module, "GAINS", {})
     lines = ["## Relevance grades", ""]
     if mteb:
-        lines += ["The `qrels` config's `score` is the grade's nDCG gain, so N1, N2 and N3 judgments all score 0; `qrels-l1` holds the L1 rows only.", ""]
+        lines += [
+            "The `qrels` config's `score` is the grade's nDCG gain, so N1, N2 and N3 judgments all score 0; "
+            "`qrels-l1` holds the L1 rows only.",
+            "",
+        ]
     lines += ["| grade | meaning | gain |", "|---|---|---:|"]
     lines += [f"| {grade} | {meaning} | {gains.get(grade, 0)} |" for grade, meaning in grades.items()]
     return "\n".join(lines) + "\n\n"

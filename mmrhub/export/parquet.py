@@ -137,7 +137,9 @@ def check_image(content: bytes):
     if not content:
         raise ImageError("is empty (0 bytes)")
     if image_format(content) is None:
-        raise ImageError(f"is not an image: it starts with {content[:8]!r}, not a JPEG, PNG, GIF, WebP, BMP or TIFF signature")
+        raise ImageError(
+            f"is not an image: it starts with {content[:8]!r}, not a JPEG, PNG, GIF, WebP, BMP or TIFF signature"
+        )
 
 
 def local_file(path: str) -> Optional[str]:
@@ -147,29 +149,28 @@ def local_file(path: str) -> Optional[str]:
 
 
 def check_inside(path: str, root: str):
-    local = local_file(path)
-    if local is not None and os.path.commonpath([os.path.realpath(local), os.path.realpath(root)]) != os.path.realpath(root):
+    local, real_root = local_file(path), os.path.realpath(root)
+    if local is not None and os.path.commonpath([os.path.realpath(local), real_root]) != real_root:
         raise ImageError(f"resolves to {os.path.realpath(local)}, outside the data folder {root}")
 
 
-def read_image(path: str, root: Optional[str]) -> bytes:
+def read_file(path: str, root: Optional[str]) -> bytes:
+    """The file's bytes; with ``root``, only once it (or its archive) resolves inside ``root``."""
     if root is not None:
         check_inside(path, root)
     if "://" not in path and "::" not in path:
         with open(os.path.realpath(path), "rb") as f:  # the very file checked above, even if the link changes
-            content = f.read()
-    else:
-        with xopen(path, "rb") as f:
-            content = f.read()
-    check_image(content)
-    return content
+            return f.read()
+    with xopen(path, "rb") as f:
+        return f.read()
 
 
 def embed_batch(
     table: pa.Table, features: datasets.Features, pool: ThreadPoolExecutor, source: RowSource, offset: int = 0
 ) -> pa.Table:
     """The storage ``embed_table_storage(table)`` gives, with the files of top-level Image columns read in
-    parallel, checked (``read_image``) and each keeping its own file name. ``offset``: the batch's first row."""
+    parallel, checked (inside the data folder, an image signature) and each keeping its own file name.
+    ``offset``: the batch's first row, for messages."""
     columns = [name for name, feature in features.items() if require_storage_embed(feature)]
     if any(not isinstance(features[name], datasets.Image) for name in columns):
         return embed_table_storage(table)
@@ -179,14 +180,24 @@ def embed_batch(
         paths = storage.field("path").to_pylist()
         data = storage.field("bytes").to_pylist()
         valid = storage.is_valid().to_pylist()
+
+        def refuse(i: int, err: ImageError):
+            where = f"{source.config} {source.row(table, offset, i)}: image {paths[i] or '(bytes)'}"
+            raise ImageError(f"{where} {err}. Replace or remove that file.") from None
+
         todo = [i for i, (p, b, ok) in enumerate(zip(paths, data, valid)) if ok and b is None and p is not None]
-        contents = pool.map(read_image, [paths[i] for i in todo], [source.root] * len(todo))
+        contents = pool.map(read_file, [paths[i] for i in todo], [source.root] * len(todo))
         for i in todo:
             try:
                 data[i] = next(contents)
             except ImageError as err:
-                where = f"{source.config} {source.row(table, offset, i)}"
-                raise ImageError(f"{where}: image {paths[i]} {err}. Replace or remove that file.") from None
+                refuse(i, err)
+        for i, content in enumerate(data):
+            try:
+                if valid[i] and content is not None:
+                    check_image(content)
+            except ImageError as err:
+                refuse(i, err)
         names = [file_name(p) if p is not None else None for p in paths]
         arrays[name] = pa.StructArray.from_arrays(
             [pa.array(data, pa.binary()), pa.array(names, pa.string())],
@@ -206,7 +217,7 @@ def check_room(folder: Path, needed: int):
     """Fail before a write the disk cannot hold, rather than inside the Parquet writer."""
     free = shutil.disk_usage(folder).free
     if free < needed:
-        raise OSError(errno.ENOSPC, f"No space left on device: {free:,} bytes free, the next row group needs up to {needed:,}")
+        raise OSError(errno.ENOSPC, f"No space left on device: {free:,} bytes free, a row group needs {needed:,}")
 
 
 def write_split(
@@ -244,7 +255,8 @@ def write_split(
         with ThreadPoolExecutor(_READ_THREADS) as pool:
             # ``or [None]``: an empty split still gets one (empty) shard.
             for offset in range(0, len(dataset), batch_size) or [None]:
-                batch = None if offset is None else embed_batch(rows[offset : offset + batch_size], features, pool, source, offset)
+                chunk = None if offset is None else rows[offset : offset + batch_size]
+                batch = None if offset is None else embed_batch(chunk, features, pool, source, offset)
                 size = 0 if batch is None else batch.nbytes
                 check_room(repo_dir, size + _footer_reserve(schema, groups))
                 if writer is None or (groups and sink.tell() + size + _footer_reserve(schema, groups) > limit):
