@@ -13,7 +13,6 @@ from huggingface_hub import DatasetCard
 
 from mmrhub.export.atomic import MARKER
 
-
 from _export_helpers import DEFAULTS
 from _export_helpers import SPLITS
 from _export_helpers import builder_module

@@ -5,6 +5,7 @@ export. Each case checks that nothing was deleted."""
 import errno
 import io
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -257,3 +258,14 @@ def test_the_sample_card_says_it_is_a_sample(tmp_path, data):
     full = (export("mipr", tmp_path / "full", data_dir=str(data)) / "README.md").read_text(encoding="utf-8")
     assert "not the benchmark" not in full
     assert "The benchmark has 3,522 queries, 30,731 products and 447,809 graded judgments." in full
+
+
+# --- progress ---------------------------------------------------------------------------------------------------
+
+
+def test_progress_bar_per_config_with_rows_per_second(tmp_path, capsys):
+    capsys.readouterr()
+    assert run_cli(["export", "mipr", str(tmp_path / "mipr")]) == 0
+    err = capsys.readouterr().err
+    for config, rows in (("queries", 27), ("corpus", 254), ("qrels", 27)):
+        assert re.search(rf"Exporting {config}: 100%\|[^|]*\| {rows}/{rows} \[[^\]]* rows/s\]", err), err
