@@ -73,3 +73,15 @@ def test_evaluate_snippet_scores_like_the_cli(benchmark, format, exported, capsy
     for shown, measure in PRINTED[benchmark, format].items():
         value = float(re.search(rf"'{re.escape(shown)}': ([0-9.e-]+)", printed).group(1))
         assert value == pytest.approx(expected[measure], abs=1e-5), shown  # MTEB rounds to 5 decimals
+
+
+@pytest.mark.parametrize("benchmark,format", list(PRINTED))
+def test_load_snippet_loads_every_config(benchmark, format, exported):  # noqa: F811 (fixture)
+    folder = exported(benchmark, format)
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    section = card.split("### How to load", 1)[1].split("\n### ", 1)[0]
+    code = re.sub(r'"your-org/[a-z0-9-]+"', f'"{folder}"', re.search(r"```python\n(.*?)```", section, re.S).group(1))
+    loaded = {}
+    exec(compile(code, f"<{benchmark} {format} load snippet>", "exec"), loaded)
+    configs = sorted(path.name for path in folder.iterdir() if path.is_dir())
+    assert sorted(name for name, value in loaded.items() if hasattr(value, "num_rows")) == [c.replace("-", "_") for c in configs]

@@ -197,7 +197,9 @@ def render(
     text = benchmark.card
     license = getattr(module, "_LICENSE", DEFAULT_LICENSE)
     data = card_data(text, configs, default_config, license, mteb, sample)
-    load_lines = "\n".join(f'{c.name} = load_dataset("{repo_id}", "{c.name}", split="{c.split}")' for c in configs)
+    load_lines = "\n".join(
+        f'{c.name.replace("-", "_")} = load_dataset("{repo_id}", "{c.name}", split="{c.split}")' for c in configs
+    )
     if mteb:
         format_note = (
             "the MTEB (MIEB) retrieval layout: `corpus` (split `corpus`) and `query` (`id`, `modality`, `text`, "
