@@ -8,7 +8,6 @@ from datasets import load_dataset
 from huggingface_hub import DatasetCard
 
 
-from _export_helpers import SPLITS
 from _export_helpers import builder_module
 from _export_helpers import exported  # noqa: F401 (fixture)
 
@@ -46,10 +45,10 @@ EXPECTED = {"mipr": expected_mipr, "m2kr": expected_m2kr}
 
 @pytest.mark.parametrize("benchmark", ["mipr", "m2kr"])
 def test_mteb_layout_matches_the_builders(exported, benchmark):
-    out, split = str(exported(benchmark, "mteb")), SPLITS[benchmark]
+    out = str(exported(benchmark, "mteb"))
     corpus_ids, corpus_text, query_ids, query_text, judgments = EXPECTED[benchmark]()
     schema = SCHEMAS[benchmark]
-    tables = {config: load_dataset(out, config, split="corpus" if config == "corpus" else split) for config in schema}
+    tables = {config: load_dataset(out, config, split="corpus" if config == "corpus" else "test") for config in schema}
     for config, features in schema.items():
         assert tables[config].features == features
     assert tables["corpus"]["id"] == corpus_ids and tables["corpus"]["text"] == corpus_text
@@ -83,7 +82,7 @@ def test_mipr_l1_qrels_are_the_l1_judgments(exported):
 
 
 def test_m2kr_queries_keep_the_instruction(exported):
-    query = load_dataset(str(exported("m2kr", "mteb")), "query", split="train")
+    query = load_dataset(str(exported("m2kr", "mteb")), "query", split="test")  # MTEB's evaluation split
     assert query["instruction"] == builder_module("m2kr").load("challenge_data")["instruction"]
 
 

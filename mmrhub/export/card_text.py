@@ -121,14 +121,15 @@ print(metric.compute(predictions=predictions, references=answers["pos_item_ids"]
         "share of positives found, so a query with several positives scores 1 only with all of them in the top "
         "k); the track's measure is the mean of `recall_at_1`, `recall_at_3` and `recall_at_5`. MTEB's "
         "`hit_rate_at_k` is FLMR's Recall@K (any positive in the top k). The `query` config keeps each query's "
-        "`instruction`, which PreFLMR puts before the question."
+        "`instruction`, which PreFLMR puts before the question. The challenge's queries (split `train` in the "
+        "plain export) are the `test` split here, the split MTEB tasks evaluate."
     ),
     "mteb_evaluate": """\
 ```python
 from mteb._evaluators.retrieval_metrics import calculate_retrieval_scores
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader
 
-data = RetrievalDatasetLoader("{repo_id}", revision="main", split="train").load()
+data = RetrievalDatasetLoader("{repo_id}", revision="main", split="test").load()
 run = {{...}}  # your ranking: question_id -> {{passage_id: similarity}}
 scores = calculate_retrieval_scores(run, data["relevant_docs"], k_values=[1, 3, 5])
 print({{name: scores.recall[name] for name in ("Recall@1", "Recall@3", "Recall@5")}})
