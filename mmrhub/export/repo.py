@@ -2,6 +2,7 @@
 
 import errno
 import logging
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -27,8 +28,16 @@ def data_root(benchmark, data_dir: Optional[str]) -> Optional[str]:
 def row_sources(benchmark, format: str, root: Optional[str]) -> dict:
     """Per config, what its messages name a row by: the id column of the builder's table (``id`` in MTEB's)."""
     if format == "mteb":
-        return {name: RowSource(name, root, "id") for name in ("corpus", "query", "queries")}
+        return {name: RowSource(name, root, "id") for name in ("corpus", "query")}
     return {side.config: RowSource(side.config, root, side.id_column) for side in (benchmark.queries, benchmark.corpus)}
+
+
+def no_space(out: Path) -> OSError:
+    kept = f" and the previous {out} is unchanged" if out.exists() else ""
+    return OSError(
+        f"No space left on device while exporting to {out.parent}: the partial export was removed{kept}. "
+        "Free some space or choose another OUT."
+    )
 
 
 def export(
@@ -64,7 +73,7 @@ def export(
         default_config = MTEB_DEFAULT_CONFIG
     root = data_root(benchmark, data_dir)
     sources = row_sources(benchmark, format, root)
-    out = Path(out).absolute()
+    out = Path(os.path.abspath(out))  # "." and "a/.." named as the folders they are
     try:
         with atomic_dir(out, overwrite=overwrite, protected=[root] if root else []) as work:
             configs = []
@@ -81,10 +90,6 @@ def export(
             (work / "README.md").write_text(card, encoding="utf-8")
     except OSError as err:
         if err.errno == errno.ENOSPC:
-            raise OSError(
-                f"No space left on device while exporting to {out.parent}: the partial export was removed"
-                f"{' and the previous ' + str(out) + ' is unchanged' if out.exists() else ''}. "
-                "Free some space or choose another OUT."
-            ) from err
+            raise no_space(out) from err
         raise
     return out
