@@ -16,6 +16,7 @@ import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from dataclasses import field
+from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
@@ -148,18 +149,35 @@ def local_file(path: str) -> Optional[str]:
     return last if "://" not in last else None
 
 
-def check_inside(path: str, root: str):
-    local, real_root = local_file(path), os.path.realpath(root)
-    if local is not None and os.path.commonpath([os.path.realpath(local), real_root]) != real_root:
-        raise ImageError(f"resolves to {os.path.realpath(local)}, outside the data folder {root}")
+@lru_cache(maxsize=4096)
+def real_folder(folder: str) -> str:
+    """``os.path.realpath`` of a folder, once per folder: the images of a split share a few folders."""
+    return os.path.realpath(folder)
+
+
+def real_path(path: str) -> str:
+    """``os.path.realpath(path)`` with one ``lstat`` per file, not one per path component."""
+    folder, name = os.path.split(path)
+    real = os.path.join(real_folder(folder), name)
+    return os.path.realpath(real) if os.path.islink(real) else real
+
+
+def check_inside(path: str, root: str) -> str:
+    """The real path of the local file reading ``path`` opens, refused unless it lies inside ``root``."""
+    real = real_path(path)
+    if not real.startswith(real_folder(root).rstrip(os.sep) + os.sep):
+        raise ImageError(f"resolves to {real}, outside the data folder {root}")
+    return real
 
 
 def read_file(path: str, root: Optional[str]) -> bytes:
     """The file's bytes; with ``root``, only once it (or its archive) resolves inside ``root``."""
-    if root is not None:
-        check_inside(path, root)
+    local = local_file(path)
+    if root is not None and local is not None:
+        real = check_inside(local, root)
+        path = real if local == path else path  # read the very file checked, even if a link changes meanwhile
     if "://" not in path and "::" not in path:
-        with open(os.path.realpath(path), "rb") as f:  # the very file checked above, even if the link changes
+        with open(path, "rb") as f:
             return f.read()
     with xopen(path, "rb") as f:
         return f.read()
