@@ -1,7 +1,9 @@
 """Publish a folder with ``huggingface_hub``: an exported dataset repo, or a metric folder as a Gradio Space.
 
-The token comes from the environment (``HF_TOKEN``) or a saved ``huggingface-cli login``, as ``HfApi`` reads it.
+The token comes from the environment (``HF_TOKEN``) or a saved ``hf auth login``, as ``HfApi`` reads it.
 """
+
+import sys
 
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,6 +12,7 @@ from typing import Optional
 from huggingface_hub import HfApi
 from huggingface_hub import SpaceCard
 from huggingface_hub import get_token
+from huggingface_hub.utils import get_session
 from huggingface_hub.utils import filter_repo_objects
 from huggingface_hub.utils import validate_repo_id
 
@@ -79,12 +82,31 @@ def describe(upload: Upload) -> str:
     return "\n".join(lines)
 
 
+def connection_errors() -> tuple:
+    """What the HTTP library ``huggingface_hub`` uses (requests, httpx or its fork) raises when the Hub cannot be
+    reached: no connection, refused, timed out."""
+    library = sys.modules[type(get_session()).__module__.split(".")[0]]
+    found = [getattr(library, name, None) for name in ("TransportError", "ConnectionError", "Timeout")]
+    # httpx's base, requests' two; httpx's own ``Timeout`` is a setting, not an error
+    return tuple(error for error in found if isinstance(error, type) and issubclass(error, Exception))
+
+
 def push(upload: Upload, private: bool = False, token: Optional[str] = None) -> str:
     """Create the repo (kept if it exists) and upload the folder in one commit; returns the repo URL."""
     token = token or get_token()
     if not token:
-        raise RuntimeError("No Hugging Face token: set HF_TOKEN (a write token) or run `huggingface-cli login`.")
+        raise PermissionError("No Hugging Face token: set HF_TOKEN (a write token) or run `hf auth login`.")
     api = HfApi(token=token)
+    try:
+        return _upload(api, upload, private)
+    except connection_errors() as err:
+        raise ConnectionError(
+            f"Cannot reach the Hugging Face Hub at {api.endpoint} to push {upload.repo_id} ({err}); no commit was "
+            "made. Check the network (and HF_ENDPOINT), then run the push again."
+        ) from err
+
+
+def _upload(api: HfApi, upload: Upload, private: bool) -> str:
     extra = {"space_sdk": SPACE_SDK} if upload.repo_type == "space" else {}
     url = api.create_repo(upload.repo_id, repo_type=upload.repo_type, private=private, exist_ok=True, **extra)
     api.upload_folder(

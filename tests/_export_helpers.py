@@ -6,10 +6,19 @@ from datasets.utils.file_utils import xopen
 
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.export.parquet import file_name
-from mmrhub.export.repo import export
+from mmrhub.export.repo import export as export_repo
 
 SPLITS = {"mipr": "test", "m2kr": "train"}
 DEFAULTS = {"mipr": "qrels", "m2kr": "challenge_data"}
+
+
+def builder_module(benchmark: str):
+    return BENCHMARKS[benchmark].builder()
+
+
+def export(benchmark: str, out, **options):
+    """``mmrhub.export.repo.export`` of the benchmark named ``benchmark``."""
+    return export_repo(BENCHMARKS[benchmark], out, **options)
 
 
 @pytest.fixture(scope="session")
@@ -49,15 +58,7 @@ def embedded_expected(table: pa.Table) -> pa.Table:
 
 
 def run_cli(argv) -> int:
-    """``mmrhub <argv>`` with only the export and push subcommands registered (what ``mmrhub.cli.main`` runs)."""
-    import argparse
+    """``mmrhub <argv>`` as the installed command runs it: errors become one line on stderr and exit status 1."""
+    from mmrhub.cli import main
 
-    from mmrhub.commands import export as export_command
-    from mmrhub.commands import push as push_command
-
-    parser = argparse.ArgumentParser(prog="mmrhub")
-    subparsers = parser.add_subparsers(dest="command", required=True)
-    export_command.register(subparsers)
-    push_command.register(subparsers)
-    args = parser.parse_args(argv)
-    return args.func(args)
+    return main(argv)

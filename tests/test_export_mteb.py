@@ -1,21 +1,30 @@
-"""``--format mteb``: corpus / queries (``id``, ``text``, ``image``) and qrels (``query-id``, ``corpus-id``,
-integer ``score`` = the graded gain), loaded by MTEB's own retrieval loader."""
+"""``--format mteb``: the MIEB Hub layout, corpus (split ``corpus``) / query (``id``, ``modality``, ``text``,
+``image``) and qrels (``query-id``, ``Q0``, ``corpus-id``, integer ``score`` = the graded gain), loaded by mteb 2's
+own retrieval loader (mteb 1.x's: tests/test_export_mteb1.py)."""
 
 import datasets
 import pytest
 from datasets import load_dataset
 from huggingface_hub import DatasetCard
 
+<<<<<<< HEAD
 from mmrhub.benchmarks import BENCHMARKS
+=======
+>>>>>>> export
 
-from _export_helpers import SPLITS
+from _export_helpers import builder_module
 from _export_helpers import exported  # noqa: F401 (fixture)
 
 STRING = datasets.Value("string")
-SCHEMA = {
-    "corpus": datasets.Features({"id": STRING, "text": STRING, "image": datasets.Image()}),
-    "queries": datasets.Features({"id": STRING, "text": STRING, "image": datasets.Image()}),
-    "qrels": datasets.Features({"query-id": STRING, "corpus-id": STRING, "score": datasets.Value("int32")}),
+SIDE = {"id": STRING, "modality": STRING, "text": STRING, "image": datasets.Image()}
+QRELS = datasets.Features({"query-id": STRING, "Q0": STRING, "corpus-id": STRING, "score": datasets.Value("int32")})
+SCHEMAS = {
+    "mipr": {"corpus": datasets.Features(SIDE), "query": datasets.Features(SIDE), "qrels": QRELS, "qrels-l1": QRELS},
+    "m2kr": {
+        "corpus": datasets.Features(SIDE),
+        "query": datasets.Features({**SIDE, "instruction": STRING}),
+        "qrels": QRELS,
+    },
 }
 
 
@@ -40,13 +49,16 @@ EXPECTED = {"mipr": expected_mipr, "m2kr": expected_m2kr}
 
 @pytest.mark.parametrize("benchmark", ["mipr", "m2kr"])
 def test_mteb_layout_matches_the_builders(exported, benchmark):
-    out, split = str(exported(benchmark, "mteb")), SPLITS[benchmark]
+    out = str(exported(benchmark, "mteb"))
     corpus_ids, corpus_text, query_ids, query_text, judgments = EXPECTED[benchmark]()
-    tables = {config: load_dataset(out, config, split=split) for config in SCHEMA}
-    for config, features in SCHEMA.items():
+    schema = SCHEMAS[benchmark]
+    tables = {config: load_dataset(out, config, split="corpus" if config == "corpus" else "test") for config in schema}
+    for config, features in schema.items():
         assert tables[config].features == features
     assert tables["corpus"]["id"] == corpus_ids and tables["corpus"]["text"] == corpus_text
-    assert tables["queries"]["id"] == query_ids and tables["queries"]["text"] == query_text
+    assert tables["query"]["id"] == query_ids and tables["query"]["text"] == query_text
+    assert set(tables["corpus"]["modality"]) == set(tables["query"]["modality"]) == {"image,text"}
+    assert set(tables["qrels"]["Q0"]) == {"0"}
     pairs = {}
     for row in tables["qrels"]:
         pairs.setdefault(row["query-id"], {})[row["corpus-id"]] = row["score"]
@@ -54,7 +66,7 @@ def test_mteb_layout_matches_the_builders(exported, benchmark):
     image = tables["corpus"].cast_column("image", datasets.Image(decode=False))[-1]["image"]
     assert image["bytes"] and image["path"]
     card = DatasetCard.load(exported(benchmark, "mteb") / "README.md")
-    assert "mteb" in card.data.tags and [c["config_name"] for c in card.data.configs] == sorted(SCHEMA)
+    assert "mteb" in card.data.tags and [c["config_name"] for c in card.data.configs] == sorted(schema)
 
 
 def test_mipr_scores_are_the_graded_gains(exported):
@@ -64,6 +76,18 @@ def test_mipr_scores_are_the_graded_gains(exported):
     for row in (qrels[0], qrels[len(qrels) // 2], qrels[-1]):
         assert row["score"] == mipr.GAINS.get(grades[row["query-id"], row["corpus-id"]], 0)
     assert set(qrels["score"]) == {0, 1, 2}
+
+
+def test_mipr_l1_qrels_are_the_l1_judgments(exported):
+    l1 = load_dataset(str(exported("mipr", "mteb")), "qrels-l1", split="test")
+    mipr = builder_module("mipr")
+    expected = [(row["idx"], item["item_id"]) for row in mipr.load("qrels") for item in row["items"] if item["final_grade"] == "L1"]
+    assert list(zip(l1["query-id"], l1["corpus-id"])) == expected and set(l1["score"]) == {mipr.GAINS["L1"]}
+
+
+def test_m2kr_queries_keep_the_instruction(exported):
+    query = load_dataset(str(exported("m2kr", "mteb")), "query", split="test")  # MTEB's evaluation split
+    assert query["instruction"] == builder_module("m2kr").load("challenge_data")["instruction"]
 
 
 @pytest.mark.parametrize("benchmark", ["mipr", "m2kr"])

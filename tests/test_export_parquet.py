@@ -8,6 +8,7 @@ from datasets import load_dataset
 from datasets.table import embed_table_storage
 
 import mipr
+from mmrhub.export.parquet import RowSource
 from mmrhub.export.parquet import embed_batch
 from mmrhub.export.parquet import file_name
 from mmrhub.export.parquet import write_split
@@ -19,7 +20,7 @@ def test_embedded_storage_equals_datasets_embed_table_storage():
     corpus = mipr.load("corpus")
     table = corpus.with_format("arrow")[:]
     with ThreadPoolExecutor(4) as pool:
-        ours = embed_batch(table, corpus.features, pool)
+        ours = embed_batch(table, corpus.features, pool, RowSource("corpus"))
     theirs = embed_table_storage(table)
     assert ours.schema == theirs.schema
     assert ours.equals(theirs)

@@ -12,9 +12,11 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard
 
 from mmrhub.benchmarks import BENCHMARKS
+from mmrhub.export.atomic import MARKER
 
 from _export_helpers import DEFAULTS
 from _export_helpers import SPLITS
+from _export_helpers import builder_module
 from _export_helpers import builder_table
 from _export_helpers import embedded_expected
 from _export_helpers import exported  # noqa: F401 (fixture)
@@ -60,7 +62,7 @@ def test_what_the_viewer_does_works(exported, benchmark):
 def test_repo_holds_parquet_and_card_only(exported, benchmark):
     out, module, split = exported(benchmark), BENCHMARKS[benchmark].builder(), SPLITS[benchmark]
     files = sorted(path.relative_to(out).as_posix() for path in out.rglob("*") if path.is_file())
-    assert files == ["README.md"] + sorted(f"{c}/{split}-00000-of-00001.parquet" for c in module.CONFIG_NAMES)
+    assert files == [MARKER, "README.md"] + sorted(f"{c}/{split}-00000-of-00001.parquet" for c in module.CONFIG_NAMES)
     assert not (out / f"{benchmark}.py").exists()
     assert not list(out.parent.glob(f".{out.name}.partial-*"))
 

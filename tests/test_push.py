@@ -6,6 +6,9 @@ from unittest import mock
 import pytest
 
 import mmrhub.push as push_module
+from huggingface_hub import HfApi as RealHfApi
+from huggingface_hub import constants as hub_constants
+from mmrhub.export.atomic import MARKER
 
 from _export_helpers import exported  # noqa: F401 (fixture)
 from _export_helpers import run_cli
@@ -40,7 +43,7 @@ def test_dry_run_lists_the_export_and_uploads_nothing(exported, hf_api, capsys):
     out = exported("mipr")
     assert run_cli(["push", str(out), "org/mipr", "--dry-run"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    total = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    total = sum(p.stat().st_size for p in out.rglob("*") if p.is_file() and p.name != MARKER)  # the marker stays home
     assert lines[0] == f"dataset org/mipr: 4 file(s), {total:,} bytes from {out}"
     size = (out / "corpus/test-00000-of-00001.parquet").stat().st_size
     assert lines[1:] == [
@@ -108,5 +111,21 @@ def test_push_without_token_is_refused(exported, monkeypatch, capsys):
     factory = mock.MagicMock()
     monkeypatch.setattr(push_module, "HfApi", factory)
     assert run_cli(["push", str(exported("mipr")), "org/mipr"]) == 1
-    assert "No Hugging Face token: set HF_TOKEN" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "No Hugging Face token: set HF_TOKEN (a write token) or run `hf auth login`." in err
+    assert err.startswith("mmrhub push: error: No Hugging Face token") and "huggingface-cli" not in err
+    assert len(err.strip().splitlines()) == 1 and "--debug" not in err
     factory.assert_not_called()
+
+
+def test_push_when_the_hub_cannot_be_reached_is_one_line(exported, monkeypatch, capsys):
+    # A real HfApi and its real HTTP client, pointed at a port where nothing listens: the connection is refused.
+    unreachable = "http://127.0.0.1:9"
+    monkeypatch.setattr(hub_constants, "is_offline_mode", lambda: False)  # the suite runs offline (conftest)
+    monkeypatch.setattr(push_module, "HfApi", lambda token: RealHfApi(token=token, endpoint=unreachable))
+    monkeypatch.setenv("HF_TOKEN", "hf_test_token")
+    assert run_cli(["push", str(exported("mipr")), "org/mipr"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith(f"mmrhub push: error: Cannot reach the Hugging Face Hub at {unreachable} to push org/mipr (")
+    assert err[0].endswith("); no commit was made. Check the network (and HF_ENDPOINT), then run the push again.")

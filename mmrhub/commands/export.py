@@ -13,7 +13,12 @@ def register(subparsers):
     parser.add_argument("--repo-id", help="the dataset repo the card's snippets name (default your-org/<benchmark>)")
     parser.add_argument("--metric-space", help="the metric Space named in the card (default your-org/<benchmark>)")
     parser.add_argument("--max-shard-size", help="largest Parquet file (default: datasets' own, 500MB)")
-    parser.add_argument("--overwrite", action="store_true", help="replace OUT once the new export is complete")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace OUT once the new export is complete; only a folder an earlier export wrote (it holds "
+        ".mmrhub-export), never the data folder or a folder above it",
+    )
     parser.set_defaults(func=run)
 
 

@@ -98,15 +98,17 @@ def size_category(num_rows: int) -> str:
     return "1M<n<10M" if num_rows < 10_000_000 else "10M<n<100M"
 
 
-def card_data(text: dict, configs: list, default_config: str, license: str, mteb: bool) -> DatasetCardData:
+def card_data(
+    text: dict, configs: list, default_config: str, license: str, mteb: bool, sample: bool = False
+) -> DatasetCardData:
     """The card's YAML: ``configs:`` and ``dataset_info:`` written by ``datasets``' own serializers."""
     data = DatasetCardData(
         license=license,
         language=text["language"],
         task_categories=text["task_categories"],
         size_categories=[size_category(max(c.written.num_examples for c in configs))],
-        pretty_name=text["pretty_name"] + (" (MTEB format)" if mteb else ""),
-        tags=text["tags"] + (["mteb"] if mteb else []),
+        pretty_name=text["pretty_name"] + (" sample" if sample else "") + (" (MTEB format)" if mteb else ""),
+        tags=text["tags"] + (["mteb"] if mteb else []) + (["sample"] if sample else []),
     )
     MetadataConfigs(
         {
@@ -159,10 +161,26 @@ def grades_section(module, mteb: bool) -> str:
     gains = getattr(module, "GAINS", {})
     lines = ["## Relevance grades", ""]
     if mteb:
-        lines += ["The `qrels` config's `score` is the grade's nDCG gain, so N1, N2 and N3 judgments all score 0.", ""]
+        lines += [
+            "The `qrels` config's `score` is the grade's nDCG gain, so N1, N2 and N3 judgments all score 0; "
+            "`qrels-l1` holds the L1 rows only.",
+            "",
+        ]
     lines += ["| grade | meaning | gain |", "|---|---|---:|"]
     lines += [f"| {grade} | {meaning} | {gains.get(grade, 0)} |" for grade, meaning in grades.items()]
     return "\n".join(lines) + "\n\n"
+
+
+def summary(text: dict, configs: list, sample: bool) -> str:
+    """The card's opening: the benchmark's size, or for the bundled sample its own rows and a plain warning."""
+    if not sample:
+        return f"{text['summary']} The benchmark has {text['full_counts']}."
+    rows = ", ".join(f"{c.written.num_examples:,} `{c.name}` rows" for c in configs)
+    return (
+        f"**This is a small sample, not the benchmark**: {rows}, from the sample bundled with mmrhub. Use it "
+        f"to try the loading and evaluation code; scores on it say nothing about the benchmark, which has "
+        f"{text['full_counts']}.\n\n{text['summary']}"
+    )
 
 
 def render(
@@ -173,34 +191,40 @@ def render(
     repo_id: str,
     metric_space: str,
     mteb: bool = False,
+    sample: bool = False,
 ) -> str:
     """The full README.md text; parsing it with ``huggingface_hub.DatasetCard`` gives back ``card_data``."""
     text = benchmark.card
     license = getattr(module, "_LICENSE", DEFAULT_LICENSE)
-    data = card_data(text, configs, default_config, license, mteb)
-    load_lines = "\n".join(f'{c.name} = load_dataset("{repo_id}", "{c.name}", split="{c.split}")' for c in configs)
+    data = card_data(text, configs, default_config, license, mteb, sample)
+    load_lines = "\n".join(
+        f'{c.name.replace("-", "_")} = load_dataset("{repo_id}", "{c.name}", split="{c.split}")' for c in configs
+    )
     if mteb:
         format_note = (
-            "the MTEB retrieval layout: `corpus` and `queries` (`id`, `text`, `image`) and `qrels` "
-            "(`query-id`, `corpus-id`, integer `score`)."
+            "the MTEB (MIEB) retrieval layout: `corpus` (split `corpus`) and `query` (`id`, `modality`, `text`, "
+            "`image`) and `qrels` (`query-id`, `Q0`, `corpus-id`, integer `score`)."
         )
         structure = (
-            "The layout MTEB's retrieval loader reads (`mteb.abstasks.retrieval_dataset_loaders."
-            f"RetrievalDatasetLoader(\"{repo_id}\", revision=\"main\", split=\"{configs[0].split}\")`)."
+            "The layout both mteb 1.x (`AbsTaskAny2AnyRetrieval`) and mteb 2 (`mteb.abstasks.retrieval_dataset_"
+            f"loaders.RetrievalDatasetLoader(\"{repo_id}\", revision=\"main\", split=\"{configs[-1].split}\")`) "
+            "read.\n\n" + text["mteb_metrics"]
         )
+        evaluate = text["mteb_evaluate"]
     else:
         format_note = "one Parquet folder per config, images embedded as bytes."
         structure = "One config per table, each with a single split; the default config is marked below."
+        evaluate = text["evaluate"]
     body = _TEMPLATE.format(
         pretty_name=data.pretty_name,
-        summary=text["summary"],
+        summary=summary(text, configs, sample),
         languages=", ".join(text["language"]),
         license=license,
         license_name="Apache License 2.0" if license == "apache-2.0" else f"{license} license",
         format_note=format_note,
         sources=text.get("sources", "- **Source data:** the official release of the benchmark."),
         load_lines=load_lines,
-        evaluate=text["evaluate"].format(repo_id=repo_id, metric_space=metric_space),
+        evaluate=evaluate.format(repo_id=repo_id, metric_space=metric_space),
         structure=structure,
         configs_table=configs_table(configs, default_config),
         grades=grades_section(module, mteb),

@@ -9,9 +9,9 @@ MIPR = {
         "MIPR is a benchmark for reasoning-intensive multimodal intent-to-product retrieval in Chinese e-commerce. "
         "Each query pairs a situational image with a free-form question; a retriever must find the products of a "
         "shared corpus that satisfy the underlying need, which may span several product categories. Built from "
-        "real Taobao search queries and product listings; 3,522 queries, 30,731 products and 447,809 graded "
-        "judgments."
+        "real Taobao search queries and product listings."
     ),
+    "full_counts": "3,522 queries, 30,731 products and 447,809 graded judgments",
     "sources": (
         "- **Repository:** the MIPR release (dataset, evaluation code and construction pipeline); its README is the "
         "source of this card."
@@ -49,6 +49,30 @@ predictions = [run[idx] for idx in qrels["idx"]]
 metric = evaluate.load("{metric_space}")
 print(metric.compute(predictions=predictions, references=references, grades=grades, categories=categories, k=[10]))
 ```""",
+    "mteb_metrics": (
+        "On the `qrels` config MTEB's `ndcg_at_10` is MIPR's nDCG@10 (the scores are the grade gains L1=2, L2=1). "
+        "MTEB's `recall_at_k` and `hit_rate_at_k` on `qrels` count L2 products as relevant too, so they are not "
+        "MIPR measures; on the `qrels-l1` config (L1 judgments only) they are MIPR's R-L1@k and Hit-L1@k, over "
+        "the queries with at least one L1 judgment (MIPR scores a query without one as 0, MTEB leaves it out). "
+        "MTEB cannot compute SC-R-L1@k: it needs the products' leaf categories, which are in the `corpus` config "
+        "of the plain export and the MIPR metric, not in MTEB."
+    ),
+    "mteb_evaluate": """\
+```python
+from datasets import load_dataset
+from mteb._evaluators.retrieval_metrics import calculate_retrieval_scores
+from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader
+
+data = RetrievalDatasetLoader("{repo_id}", revision="main", split="test").load()
+l1 = {{}}
+for row in load_dataset("{repo_id}", "qrels-l1", split="test"):
+    l1.setdefault(row["query-id"], {{}})[row["corpus-id"]] = row["score"]
+run = {{...}}  # your ranking: query id -> {{product id: similarity}}
+graded = calculate_retrieval_scores(run, data["relevant_docs"], k_values=[1, 10])
+l1_only = calculate_retrieval_scores({{q: run[q] for q in l1}}, l1, k_values=[1, 10])  # queries with an L1
+print({{"nDCG@10": graded.ndcg["NDCG@10"], "R-L1@10": l1_only.recall["Recall@10"],
+       "Hit-L1@1": l1_only.hit_rate["HitRate@1"], "Hit-L1@10": l1_only.hit_rate["HitRate@10"]}})
+```""",
 }
 
 M2KR = {
@@ -59,9 +83,10 @@ M2KR = {
     "summary": (
         "M2KR-WWW2025-Challenge is a multimodal retrieval dataset for image-to-document and image+text-to-document "
         "matching, Task 2 of Track 1 (Multimodal Document Retrieval Challenge) at the EReL@MIR Workshop, The Web "
-        "Conference 2025. Each query (an image, with an optional question) must retrieve its passages from a pool "
-        "of 47,318 passages. This release includes the evaluation ground truth (`challenge_answers`)."
+        "Conference 2025. Each query (an image, with an optional question) must retrieve its passages from a shared "
+        "pool of passages. This release includes the evaluation ground truth (`challenge_answers`)."
     ),
+    "full_counts": "6,415 queries and 47,318 passages",
     "sources": (
         "- **Paper:** https://arxiv.org/abs/2402.08327\n"
         "- **Project page:** https://preflmr.github.io/\n"
@@ -90,5 +115,23 @@ run = {{...}}  # your ranking: question_id -> passage_ids, best first
 predictions = [run[question_id] for question_id in answers["question_id"]]
 metric = evaluate.load("{metric_space}")
 print(metric.compute(predictions=predictions, references=answers["pos_item_ids"]))
+```""",
+    "mteb_metrics": (
+        "MTEB's `recall_at_k` is the track's Recall@k exactly (every positive scores 1, and a query scores its "
+        "share of positives found, so a query with several positives scores 1 only with all of them in the top "
+        "k); the track's measure is the mean of `recall_at_1`, `recall_at_3` and `recall_at_5`. MTEB's "
+        "`hit_rate_at_k` is FLMR's Recall@K (any positive in the top k). The `query` config keeps each query's "
+        "`instruction`, which PreFLMR puts before the question. The challenge's queries (split `train` in the "
+        "plain export) are the `test` split here, the split MTEB tasks evaluate."
+    ),
+    "mteb_evaluate": """\
+```python
+from mteb._evaluators.retrieval_metrics import calculate_retrieval_scores
+from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader
+
+data = RetrievalDatasetLoader("{repo_id}", revision="main", split="test").load()
+run = {{...}}  # your ranking: question_id -> {{passage_id: similarity}}
+scores = calculate_retrieval_scores(run, data["relevant_docs"], k_values=[1, 3, 5])
+print({{name: scores.recall[name] for name in ("Recall@1", "Recall@3", "Recall@5")}})
 ```""",
 }

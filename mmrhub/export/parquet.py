@@ -4,14 +4,21 @@ Row groups follow ``datasets``' own rule for the features at hand (the page size
 under ``MAX_SHARD_SIZE``, and the writer options (per-column compression, content-defined chunking, page index)
 are those of ``Dataset.to_parquet`` on the installed ``datasets``. Local image files are read by a thread pool
 straight into the Arrow batch, which gives the storage ``datasets.table.embed_table_storage`` gives.
+
+The image files are untrusted: each must start with an image signature, and a local file (or archive) must lie
+inside the data folder once links are followed.
 """
 
+import errno
 import json
 import os
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from dataclasses import field
+from functools import lru_cache
 from pathlib import Path
+from typing import Optional
 
 import datasets
 import pyarrow as pa
@@ -20,10 +27,41 @@ import pyarrow.parquet as pq
 from datasets.features.features import require_storage_embed
 from datasets.table import embed_table_storage
 from datasets.utils.file_utils import xopen
+from datasets.utils import tqdm as hf_tqdm
 from datasets.utils.py_utils import convert_file_size_to_int
 
 MAX_SHARD_SIZE = datasets.config.MAX_SHARD_SIZE
 _READ_THREADS = min(32, 4 * (os.cpu_count() or 1))
+
+
+# Leading bytes of the formats an image column may embed (what Pillow and the Hub's viewer decode).
+IMAGE_SIGNATURES = {
+    b"\xff\xd8\xff": "JPEG",
+    b"\x89PNG\r\n\x1a\n": "PNG",
+    b"GIF87a": "GIF",
+    b"GIF89a": "GIF",
+    b"BM": "BMP",
+    b"II*\x00": "TIFF",
+    b"MM\x00*": "TIFF",
+}
+
+
+class ImageError(ValueError):
+    """An image file that must not be embedded."""
+
+
+@dataclass
+class RowSource:
+    """Where a split's rows come from, to check the files they name and to say which row is wrong."""
+
+    config: str
+    root: Optional[str] = None  # the local data folder every read file must lie in (None: remote data)
+    id_column: Optional[str] = None  # the column naming a row in messages (None: its row number)
+
+    def row(self, table: pa.Table, offset: int, index: int) -> str:
+        if self.id_column in table.column_names:
+            return f"{self.id_column}={table[self.id_column][index].as_py()}"
+        return f"row {offset + index}"
 
 
 @dataclass
@@ -90,7 +128,54 @@ def file_name(path: str) -> str:
     return os.path.basename(path.split("::")[0].rstrip("/"))
 
 
-def _read(path: str) -> bytes:
+def image_format(content: bytes) -> Optional[str]:
+    if content[:4] == b"RIFF" and content[8:12] == b"WEBP":
+        return "WebP"
+    return next((name for magic, name in IMAGE_SIGNATURES.items() if content.startswith(magic)), None)
+
+
+def check_image(content: bytes):
+    if not content:
+        raise ImageError("is empty (0 bytes)")
+    if image_format(content) is None:
+        raise ImageError(
+            f"is not an image: it starts with {content[:8]!r}, not a JPEG, PNG, GIF, WebP, BMP or TIFF signature"
+        )
+
+
+def local_file(path: str) -> Optional[str]:
+    """The local file that reading ``path`` opens: itself, or the archive of a chained URL (``zip://a::x.zip``)."""
+    last = path.split("::")[-1]
+    return last if "://" not in last else None
+
+
+@lru_cache(maxsize=4096)
+def real_folder(folder: str) -> str:
+    """``os.path.realpath`` of a folder, once per folder: the images of a split share a few folders."""
+    return os.path.realpath(folder)
+
+
+def real_path(path: str) -> str:
+    """``os.path.realpath(path)`` with one ``lstat`` per file, not one per path component."""
+    folder, name = os.path.split(path)
+    real = os.path.join(real_folder(folder), name)
+    return os.path.realpath(real) if os.path.islink(real) else real
+
+
+def check_inside(path: str, root: str) -> str:
+    """The real path of the local file reading ``path`` opens, refused unless it lies inside ``root``."""
+    real = real_path(path)
+    if not real.startswith(real_folder(root).rstrip(os.sep) + os.sep):
+        raise ImageError(f"resolves to {real}, outside the data folder {root}")
+    return real
+
+
+def read_file(path: str, root: Optional[str]) -> bytes:
+    """The file's bytes; with ``root``, only once it (or its archive) resolves inside ``root``."""
+    local = local_file(path)
+    if root is not None and local is not None:
+        real = check_inside(local, root)
+        path = real if local == path else path  # read the very file checked, even if a link changes meanwhile
     if "://" not in path and "::" not in path:
         with open(path, "rb") as f:
             return f.read()
@@ -98,9 +183,12 @@ def _read(path: str) -> bytes:
         return f.read()
 
 
-def embed_batch(table: pa.Table, features: datasets.Features, pool: ThreadPoolExecutor) -> pa.Table:
+def embed_batch(
+    table: pa.Table, features: datasets.Features, pool: ThreadPoolExecutor, source: RowSource, offset: int = 0
+) -> pa.Table:
     """The storage ``embed_table_storage(table)`` gives, with the files of top-level Image columns read in
-    parallel and each keeping its own file name."""
+    parallel, checked (inside the data folder, an image signature) and each keeping its own file name.
+    ``offset``: the batch's first row, for messages."""
     columns = [name for name, feature in features.items() if require_storage_embed(feature)]
     if any(not isinstance(features[name], datasets.Image) for name in columns):
         return embed_table_storage(table)
@@ -110,9 +198,24 @@ def embed_batch(table: pa.Table, features: datasets.Features, pool: ThreadPoolEx
         paths = storage.field("path").to_pylist()
         data = storage.field("bytes").to_pylist()
         valid = storage.is_valid().to_pylist()
+
+        def refuse(i: int, err: ImageError):
+            where = f"{source.config} {source.row(table, offset, i)}: image {paths[i] or '(bytes)'}"
+            raise ImageError(f"{where} {err}. Replace or remove that file.") from None
+
         todo = [i for i, (p, b, ok) in enumerate(zip(paths, data, valid)) if ok and b is None and p is not None]
-        for i, content in zip(todo, pool.map(_read, [paths[i] for i in todo])):
-            data[i] = content
+        contents = pool.map(read_file, [paths[i] for i in todo], [source.root] * len(todo))
+        for i in todo:
+            try:
+                data[i] = next(contents)
+            except ImageError as err:
+                refuse(i, err)
+        for i, content in enumerate(data):
+            try:
+                if valid[i] and content is not None:
+                    check_image(content)
+            except ImageError as err:
+                refuse(i, err)
         names = [file_name(p) if p is not None else None for p in paths]
         arrays[name] = pa.StructArray.from_arrays(
             [pa.array(data, pa.binary()), pa.array(names, pa.string())],
@@ -128,8 +231,20 @@ def _footer_reserve(schema: pa.Schema, row_groups: int) -> int:
     return 4096 + 2 * metadata + 2048 * len(schema) * (row_groups + 1)
 
 
+def check_room(folder: Path, needed: int):
+    """Fail before a write the disk cannot hold, rather than inside the Parquet writer."""
+    free = shutil.disk_usage(folder).free
+    if free < needed:
+        raise OSError(errno.ENOSPC, f"No space left on device: {free:,} bytes free, a row group needs {needed:,}")
+
+
 def write_split(
-    dataset: datasets.Dataset, repo_dir, config_name: str, split: str, max_shard_size=MAX_SHARD_SIZE
+    dataset: datasets.Dataset,
+    repo_dir,
+    config_name: str,
+    split: str,
+    max_shard_size=MAX_SHARD_SIZE,
+    source: Optional[RowSource] = None,
 ) -> WrittenSplit:
     """Write ``dataset`` as ``<config_name>/<split>-NNNNN-of-NNNNN.parquet`` under ``repo_dir``.
 
@@ -145,6 +260,7 @@ def write_split(
     limit = convert_file_size_to_int(max_shard_size)
     rows = dataset.with_format("arrow")
     written = WrittenSplit(num_examples=len(dataset))
+    source = source or RowSource(config_name)
     shards, sink, writer, groups = [], None, None, 0
 
     def close():
@@ -152,12 +268,15 @@ def write_split(
             writer.close()
             sink.close()
 
+    progress = hf_tqdm(total=len(dataset), unit=" rows", desc=f"Exporting {config_name}")
     try:
         with ThreadPoolExecutor(_READ_THREADS) as pool:
             # ``or [None]``: an empty split still gets one (empty) shard.
             for offset in range(0, len(dataset), batch_size) or [None]:
-                batch = None if offset is None else embed_batch(rows[offset : offset + batch_size], features, pool)
+                chunk = None if offset is None else rows[offset : offset + batch_size]
+                batch = None if offset is None else embed_batch(chunk, features, pool, source, offset)
                 size = 0 if batch is None else batch.nbytes
+                check_room(repo_dir, size + _footer_reserve(schema, groups))
                 if writer is None or (groups and sink.tell() + size + _footer_reserve(schema, groups) > limit):
                     close()
                     shards.append(repo_dir / config_name / f".{split}-{len(shards):05d}.parquet.tmp")
@@ -167,7 +286,9 @@ def write_split(
                     writer.write_table(batch, row_group_size=batch_size)
                     groups += 1
                     written.num_bytes += size
+                    progress.update(batch.num_rows)
     finally:
+        progress.close()
         close()
     for index, path in enumerate(shards):
         relative = f"{config_name}/{split}-{index:05d}-of-{len(shards):05d}.parquet"

@@ -1,6 +1,8 @@
 """Export a benchmark as a script-free Hub dataset repo: one Parquet folder per config and a README.md card."""
 
+import errno
 import logging
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -10,9 +12,32 @@ from mmrhub.export.card import ExportedConfig
 from mmrhub.export.card import render
 from mmrhub.export.mteb import DEFAULT_CONFIG as MTEB_DEFAULT_CONFIG
 from mmrhub.export.parquet import MAX_SHARD_SIZE
+from mmrhub.export.parquet import RowSource
 from mmrhub.export.parquet import write_split
 
 logger = logging.getLogger(__name__)
+
+
+def data_root(benchmark, data_dir: Optional[str]) -> Optional[str]:
+    """The local folder the export reads (None for remote data): never replaced, and every file read lies in it."""
+    if data_dir is None:
+        return str(benchmark.sample_dir)
+    return None if "://" in str(data_dir) else str(Path(data_dir).absolute())
+
+
+def row_sources(benchmark, format: str, root: Optional[str]) -> dict:
+    """Per config, what its messages name a row by: the id column of the builder's table (``id`` in MTEB's)."""
+    if format == "mteb":
+        return {name: RowSource(name, root, "id") for name in ("corpus", "query")}
+    return {side.config: RowSource(side.config, root, side.id_column) for side in (benchmark.queries, benchmark.corpus)}
+
+
+def no_space(out: Path) -> OSError:
+    kept = f" and the previous {out} is unchanged" if out.exists() else ""
+    return OSError(
+        f"No space left on device while exporting to {out.parent}: the partial export was removed{kept}. "
+        "Free some space or choose another OUT."
+    )
 
 
 def export(
@@ -27,7 +52,7 @@ def export(
     cache_dir: Optional[str] = None,
 ) -> Path:
     """Build every config with the builder of ``benchmark`` (a ``mmrhub.benchmarks.Benchmark``) and write the
-    repo folder ``out`` atomically.
+    repo folder ``out`` atomically. Without ``data_dir`` the bundled sample is exported, and its card says so.
 
     ``repo_id`` and ``metric_space`` only name the repos in the card's code snippets.
     """
@@ -46,13 +71,25 @@ def export(
     else:
         tables = benchmark.mteb_tables(module, load)
         default_config = MTEB_DEFAULT_CONFIG
-    with atomic_dir(out, overwrite=overwrite) as work:
-        configs = []
-        for name, dataset in tables:
-            split = str(dataset.split)
-            written = write_split(dataset, work, name, split, max_shard_size=max_shard_size)
-            logger.info("%s: %d rows in %d file(s)", name, written.num_examples, len(written.files))
-            configs.append(ExportedConfig(name=name, split=split, features=dataset.features, written=written))
-        card = render(benchmark, module, configs, default_config, repo_id, metric_space, mteb=format == "mteb")
-        (work / "README.md").write_text(card, encoding="utf-8")
-    return Path(out).absolute()
+    root = data_root(benchmark, data_dir)
+    sources = row_sources(benchmark, format, root)
+    out = Path(os.path.abspath(out))  # "." and "a/.." named as the folders they are
+    try:
+        with atomic_dir(out, overwrite=overwrite, protected=[root] if root else []) as work:
+            configs = []
+            for name, dataset in tables:
+                split = str(dataset.split)
+                source = sources.get(name, RowSource(name, root))
+                written = write_split(dataset, work, name, split, max_shard_size=max_shard_size, source=source)
+                logger.info("%s: %d rows in %d file(s)", name, written.num_examples, len(written.files))
+                configs.append(ExportedConfig(name=name, split=split, features=dataset.features, written=written))
+            card = render(
+                benchmark, module, configs, default_config, repo_id, metric_space,
+                mteb=format == "mteb", sample=data_dir is None,
+            )
+            (work / "README.md").write_text(card, encoding="utf-8")
+    except OSError as err:
+        if err.errno == errno.ENOSPC:
+            raise no_space(out) from err
+        raise
+    return out
