@@ -19,6 +19,7 @@ import pyarrow.json as paj
 import pyarrow.parquet as pq
 
 from mmrhub import pandas_free
+from mmrhub import truth_cache
 from mmrhub.metrics.m2kr import m2kr_measures
 from mmrhub.metrics.mipr import mipr_measures
 
@@ -107,22 +108,35 @@ def _builder_error(build, where: str):
     )
 
 
+def _validated(folder: Path, kind: str, sources, read, valid, build) -> dict:
+    """The tables ``read()`` gives once ``valid`` passes them (else the builder's error), kept between processes."""
+    key = truth_cache.source_key(kind, sources)
+    tables = truth_cache.load(key)
+    if tables is None:
+        tables = read()
+        if not valid(tables):
+            _builder_error(build, str(folder))
+        truth_cache.save(key, tables)
+    return tables
+
+
 def read_mipr(data_dir) -> Truth:
     folder = _existing_folder(data_dir)
     for name in MIPR_SCHEMAS:
         if not (folder / name).is_file():
             raise FileNotFoundError(f"{folder / name} is missing or not a file: the data folder must hold the official "
                                     f"MIPR files ({', '.join(MIPR_SCHEMAS)}).")
-    tables = {name: _read_jsonl(folder / name, schema) for name, schema in MIPR_SCHEMAS.items()}
-    if not _mipr_valid(tables):
 
-        def build():
-            import mipr
+    def build():
+        import mipr
 
-            for config in ("queries", "corpus", "qrels"):
-                mipr.load(config, data_dir=str(folder), check_images=False)
+        for config in ("queries", "corpus", "qrels"):
+            mipr.load(config, data_dir=str(folder), check_images=False)
 
-        _builder_error(build, str(folder))
+    def read():
+        return {name: _read_jsonl(folder / name, schema) for name, schema in MIPR_SCHEMAS.items()}
+
+    tables = _validated(folder, "mipr", [folder / name for name in MIPR_SCHEMAS], read, _mipr_valid, build)
     qrels, queries, corpus = tables["mipr_annotation.jsonl"], tables["mipr_query.jsonl"], tables["mipr_corpus.jsonl"]
     items = qrels["items"]
     item_ids = pc.struct_field(items.values, [0])
@@ -160,15 +174,17 @@ def _mipr_valid(tables) -> bool:
 
 def read_m2kr(data_dir) -> Truth:
     folder = _existing_folder(data_dir)
-    tables = {config: _read_parquet(folder, config, columns) for config, columns in M2KR_COLUMNS.items()}
-    if not _m2kr_valid(tables):
 
-        def build():
-            import m2kr
+    def build():
+        import m2kr
 
-            m2kr.load("challenge_answers", data_dir=str(folder), check_images=False)
+        m2kr.load("challenge_answers", data_dir=str(folder), check_images=False)
 
-        _builder_error(build, str(folder))
+    def read():
+        return {config: _read_parquet(folder, config, columns) for config, columns in M2KR_COLUMNS.items()}
+
+    sources = [path for config in M2KR_COLUMNS for path in _parquet_files(folder, config)]
+    tables = _validated(folder, "m2kr", sources, read, _m2kr_valid, build)
     answers, questions, passages = tables["challenge_answers"], tables["challenge_data"], tables["challenge_passage"]
     query_ids = answers["question_id"]
     rows = pc.index_in(query_ids, value_set=questions["question_id"])
@@ -180,13 +196,17 @@ def read_m2kr(data_dir) -> Truth:
     return Truth(query_ids, passages["passage_id"], judgments, {"tasks": tasks}, unjudged, notes)
 
 
-def _read_parquet(folder: Path, config: str, columns):
-    """The named columns of ``<config>/train-*.parquet``, or None when they cannot be read as such."""
+def _parquet_files(folder: Path, config: str) -> list:
     files = sorted((folder / config).glob("train-*.parquet"))
     if not files:
         raise FileNotFoundError(f"No {config}/train-*.parquet under {folder}: --data-dir must hold the M2KR tables.")
+    return files
+
+
+def _read_parquet(folder: Path, config: str, columns):
+    """The named columns of ``<config>/train-*.parquet``, or None when they cannot be read as such."""
     try:
-        return _columns(pa.concat_tables(pq.read_table(path, columns=columns) for path in files))
+        return _columns(pa.concat_tables(pq.read_table(path, columns=columns) for path in _parquet_files(folder, config)))
     except (pa.ArrowInvalid, KeyError, OSError):
         return None
 
