@@ -63,7 +63,7 @@ class Reranker:
             "backend": "sentence-transformers CrossEncoder",
             "model": model_identity(model_id, revision),
             "dtype": str(dtype),
-            "max_length": self.model.max_length,
+            "max_length": self.model.max_seq_length,
             "prompt": prompt,
             "activation": type(self.model.activation_fn).__name__,
         }
