@@ -28,7 +28,6 @@ from mmrhub.retrieve.rerank_pairs import reranked
 from mmrhub.retrieve.rerank_pairs import shard
 from mmrhub.retrieve.reranker import PairItems
 from mmrhub.retrieve.reranker import Reranker
-from mmrhub.retrieve.reranker import collate
 from mmrhub.retrieve.runfile import read_pools
 from mmrhub.runs import check_pool
 from mmrhub.runs import read_run
@@ -137,7 +136,7 @@ def score_chunks(mine, queries, query_table, corpus, corpus_table, query_ids, co
     started = time.perf_counter()
     items = PairItems(Items(queries, query_table), Items(corpus, corpus_table), pairs)
     loader = torch.utils.data.DataLoader(
-        items, batch_sampler=batch_list, num_workers=args.num_workers, collate_fn=collate,
+        items, batch_sampler=batch_list, num_workers=args.num_workers, collate_fn=reranker.collate(),
         prefetch_factor=4 if args.num_workers else None,
     )
     pending = {i: np.full(len(mine[i].pairs), np.nan, dtype=np.float32) for i in todo}

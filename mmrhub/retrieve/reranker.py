@@ -40,9 +40,16 @@ def model_input(row):
     return {"image": image, "text": text} if text else image
 
 
-def collate(rows):
-    """Runs in DataLoader workers: PIL images converted, pairs in the CrossEncoder's input form."""
-    return [(model_input(query), model_input(candidate)) for query, candidate in rows]
+class PairCollate:
+    """Runs in DataLoader workers: images converted and the model's processor applied (resizing, patching,
+    chat template, tokenizing), so the main process only moves tensors and runs the model."""
+
+    def __init__(self, model, prompt):
+        self.model, self.prompt = model, prompt
+
+    def __call__(self, rows):
+        pairs = [(model_input(query), model_input(candidate)) for query, candidate in rows]
+        return self.model.preprocess(pairs, prompt=self.prompt)
 
 
 class Reranker:
@@ -68,9 +75,16 @@ class Reranker:
             "activation": type(self.model.activation_fn).__name__,
         }
 
+    def collate(self):
+        # The prompt predict() would use: ours, else the model's default one.
+        return PairCollate(self.model, self.model._resolve_prompt(self.prompt, None))
+
     @torch.inference_mode()
-    def score(self, pairs) -> torch.Tensor:
-        """One forward pass over the batch: float32 scores on CPU, in the order of ``pairs``."""
-        scores = self.model.predict(pairs, batch_size=len(pairs), prompt=self.prompt, convert_to_tensor=True,
-                                    show_progress_bar=False)
-        return scores.float().cpu().reshape(len(pairs))
+    def score(self, features) -> torch.Tensor:
+        """One forward pass over a collated batch: float32 scores on CPU, in batch order. What
+        ``CrossEncoder.predict`` does after preprocessing: upcast, then the model's activation."""
+        from sentence_transformers.util import batch_to_device
+
+        self.model.eval()
+        scores = self.model(batch_to_device(features, self.model.device))["scores"].float()
+        return self.model.activation_fn(scores).reshape(len(scores)).cpu()
