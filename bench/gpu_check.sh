@@ -14,6 +14,7 @@
 #
 #   bench/gpu_check.sh [MODEL_DIR [BACKEND]]      env: CORPUS=8192 QUERIES=1024 BATCH=64 WORKERS=8 OUT=bench/out/gpu
 #                                                 RERANK_MODEL_DIR= RERANK_QUERIES=96 RERANK_BATCH=32
+#                                                 RERANK_SIZE=full (smoke: 1-layer towers, a check of the plumbing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODEL_DIR=${1:-}

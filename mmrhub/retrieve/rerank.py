@@ -64,7 +64,8 @@ def _run(args, context) -> int:
     corpus, corpus_table = load_side(benchmark, "corpus", args.data_dir, args.split)
     if context.is_main:
         distributed.barrier(context)
-    query_ids, corpus_ids = queries[query_table.id_column], corpus[corpus_table.id_column]
+    # Plain lists: indexing a datasets Column costs a formatting call per item, and pairs number 100,000s.
+    query_ids, corpus_ids = list(queries[query_table.id_column]), list(corpus[corpus_table.id_column])
 
     truth = pools = data = None
     if context.is_main:
@@ -120,11 +121,11 @@ def score_chunks(mine, queries, query_table, corpus, corpus_table, query_ids, co
     keys = [chunk.key(query_ids, corpus_ids) for chunk in mine]
     scores = [cache.load(key, len(chunk.pairs)) if cache else None for key, chunk in zip(keys, mine)]
     todo = [i for i, value in enumerate(scores) if value is None]
-    cached = sum(len(mine[i].pairs) for i in range(len(mine)) if i not in set(todo))
+    cached = sum(len(chunk.pairs) for chunk, value in zip(mine, scores) if value is not None)
     if cached:
         phases.say(f"[rerank] {cached:,} pair scores reused from {cache.folder}")
 
-    query_texts, corpus_texts = queries[query_table.text_column], corpus[corpus_table.text_column]
+    query_texts, corpus_texts = list(queries[query_table.text_column]), list(corpus[corpus_table.text_column])
     pairs, batch_list, owner = [], [], []  # owner: (chunk, its first position in ``pairs``) of each batch
     for i in todo:
         lengths = [len(query_texts[q] or "") + len(corpus_texts[c] or "") for q, c in mine[i].pairs]
