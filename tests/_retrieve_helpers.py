@@ -108,3 +108,41 @@ def build_tiny_qwen3_vl_embedding(folder, seed: int = 2) -> Path:
     pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode="lasttoken")
     SentenceTransformer(modules=[transformer, pooling, Normalize()], device="cpu").save(str(folder / "model"))
     return folder / "model"
+
+
+def build_tiny_llava_reranker(folder, seed: int = 3) -> Path:
+    """A generative multimodal reranker like Qwen3-VL-Reranker, but tiny and torchvision-free: a 2-layer LLaVA
+    (CLIP vision tower, Qwen2 text model, byte-level tokenizer with "yes" and "no" tokens), saved as a
+    sentence-transformers CrossEncoder (multimodal LM + LogitScore: logit("yes") - logit("no"))."""
+    import torch
+    from sentence_transformers import CrossEncoder
+    from sentence_transformers.cross_encoder.modules import LogitScore
+    from sentence_transformers.cross_encoder.modules import Transformer
+    from transformers import LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor, Qwen2TokenizerFast
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+    from transformers.models.llava.image_processing_pil_llava import LlavaImageProcessorPil
+
+    folder = Path(folder)
+    vocab = {char: index for index, char in enumerate(bytes_to_unicode().values())}
+    vocab.update({token: len(vocab) + i for i, token in enumerate(["yes", "no", *QWEN_SPECIAL])})
+    tokenizer = Qwen2TokenizerFast(vocab=vocab, merges=[], additional_special_tokens=QWEN_SPECIAL[1:])
+    processor = LlavaProcessor(
+        image_processor=LlavaImageProcessorPil(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}),
+        tokenizer=tokenizer, patch_size=8, num_additional_image_tokens=1, vision_feature_select_strategy="default",
+        image_token="<|image_pad|>", chat_template=QWEN_TEMPLATE,
+    )
+    config = LlavaConfig(
+        vision_config=dict(model_type="clip_vision_model", hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                           num_attention_heads=2, image_size=32, patch_size=8),
+        text_config=dict(model_type="qwen2", vocab_size=len(vocab), hidden_size=32, intermediate_size=64,
+                         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
+                         max_position_embeddings=4096),
+        image_token_id=vocab["<|image_pad|>"], vision_feature_select_strategy="default", vision_feature_layer=-1,
+    )
+    torch.manual_seed(seed)
+    LlavaForConditionalGeneration(config).eval().save_pretrained(folder / "backbone")
+    processor.save_pretrained(folder / "backbone")
+    transformer = Transformer(str(folder / "backbone"), transformer_task="any-to-any")
+    model = CrossEncoder(modules=[transformer, LogitScore(vocab["yes"], vocab["no"])], device="cpu")
+    model.save(str(folder / "model"))
+    return folder / "model"

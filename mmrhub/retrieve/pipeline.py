@@ -43,7 +43,7 @@ class Phases:
         if self.context.is_main:
             print(message, flush=True)
 
-    def done(self, name: str, items: int, started: float, note: str = ""):
+    def done(self, name: str, items: int, started: float, note: str = "", unit: str = "item"):
         if self.context.device.type == "cuda":
             torch.cuda.synchronize(self.context.device)
         seconds = time.perf_counter() - started
@@ -54,7 +54,7 @@ class Phases:
             return
         rate = items / seconds if seconds > 0 else float("inf")
         self.stats[name]["items_per_s"] = round(rate, 2)
-        self.say(f"[{name}] {items:,} items in {seconds:.2f} s: {rate:,.1f} items/s{note}")
+        self.say(f"[{name}] {items:,} {unit}s in {seconds:.2f} s: {rate:,.1f} {unit}s/s{note}")
 
 
 def resolve_dtype(name: str, device: torch.device) -> torch.dtype:
