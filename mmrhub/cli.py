@@ -5,6 +5,7 @@ import sys
 import traceback
 
 from mmrhub import __version__
+from mmrhub.commands import baseline
 from mmrhub.commands import compare
 from mmrhub.commands import evaluate
 from mmrhub.commands import export
@@ -12,6 +13,7 @@ from mmrhub.commands import info
 from mmrhub.commands import oracle
 from mmrhub.commands import push
 from mmrhub.commands import report
+from mmrhub.commands import rerank
 from mmrhub.commands import reproduce
 from mmrhub.commands import retrieve
 
@@ -24,6 +26,8 @@ Load, score and publish the MIPR and M2KR multimodal retrieval benchmarks.
   mmrhub report mipr RUN [RUN ...] -o report.html   one HTML page: scores, plots, a gallery of thumbnails
   mmrhub reproduce mipr --data-dir DIR which readings of the open metric rules give the seed's table
   mmrhub retrieve mipr                 embed, retrieve and score with a model (needs the retrieve extra)
+  mmrhub rerank mipr --candidates RUN  rerank a baseline's pools with a multimodal reranker (retrieve extra)
+  mmrhub baseline mipr                 retrieve top-50, rerank, one table with the oracle (retrieve extra)
   mmrhub info mipr                     configs, features and row counts
   mmrhub export mipr OUT               a script-free Hub dataset repo (Parquet + card)
   mmrhub push OUT org/name             upload an export, or a metric folder as a Space
@@ -31,7 +35,7 @@ Load, score and publish the MIPR and M2KR multimodal retrieval benchmarks.
 Every command works on the bundled sample without --data-dir, and says so."""
 
 # Commands in the order --help lists them; each module exposes register(subparsers).
-COMMANDS = (evaluate, oracle, compare, report, reproduce, retrieve, info, export, push)
+COMMANDS = (evaluate, oracle, compare, report, reproduce, retrieve, rerank, baseline, info, export, push)
 
 
 def build_parser() -> argparse.ArgumentParser:
