@@ -7,11 +7,6 @@ import pytest
 from datasets import load_dataset
 from huggingface_hub import DatasetCard
 
-<<<<<<< HEAD
-from mmrhub.benchmarks import BENCHMARKS
-=======
->>>>>>> export
-
 from _export_helpers import builder_module
 from _export_helpers import exported  # noqa: F401 (fixture)
 
@@ -29,7 +24,7 @@ SCHEMAS = {
 
 
 def expected_mipr():
-    mipr = BENCHMARKS["mipr"].builder()
+    mipr = builder_module("mipr")
     corpus, queries, qrels = mipr.load("corpus"), mipr.load("queries"), mipr.load("qrels")
     judgments = {
         row["idx"]: {item["item_id"]: mipr.GAINS.get(item["final_grade"], 0) for item in row["items"]} for row in qrels
@@ -38,7 +33,7 @@ def expected_mipr():
 
 
 def expected_m2kr():
-    m2kr = BENCHMARKS["m2kr"].builder()
+    m2kr = builder_module("m2kr")
     passages, data, answers = m2kr.load("challenge_passage"), m2kr.load("challenge_data"), m2kr.load("challenge_answers")
     judgments = {row["question_id"]: {pid: 1 for pid in row["pos_item_ids"]} for row in answers}
     return passages["passage_id"], passages["passage_content"], data["question_id"], data["question"], judgments
@@ -71,7 +66,7 @@ def test_mteb_layout_matches_the_builders(exported, benchmark):
 
 def test_mipr_scores_are_the_graded_gains(exported):
     qrels = load_dataset(str(exported("mipr", "mteb")), "qrels", split="test")
-    mipr = BENCHMARKS["mipr"].builder()
+    mipr = builder_module("mipr")
     grades = {(row["idx"], item["item_id"]): item["final_grade"] for row in mipr.load("qrels") for item in row["items"]}
     for row in (qrels[0], qrels[len(qrels) // 2], qrels[-1]):
         assert row["score"] == mipr.GAINS.get(grades[row["query-id"], row["corpus-id"]], 0)
