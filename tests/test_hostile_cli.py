@@ -178,7 +178,7 @@ def test_scoring_imports_neither_datasets_nor_pandas(tmp_path):
     assert result.stdout.splitlines()[-1] == "0 []", result.stderr
 
 
-def test_info_reads_m2kr_archives_kept_elsewhere(capsys, tmp_path):
+def test_info_and_export_read_m2kr_archives_kept_elsewhere(capsys, tmp_path):
     tables = shutil.copytree(M2KR_DIR, tmp_path / "tables", ignore=shutil.ignore_patterns("*.zip*"))
     archives = tmp_path / "disk2"
     archives.mkdir()
@@ -187,4 +187,7 @@ def test_info_reads_m2kr_archives_kept_elsewhere(capsys, tmp_path):
     code, out, err = run_cli(capsys, "info", "m2kr", "--data-dir", tables, "--images-dir", archives)
     assert code == 0, err
     assert "## challenge_passage (train): 300 rows" in out
+    code, out, err = run_cli(capsys, "export", "m2kr", tmp_path / "out", "--data-dir", tables, "--images-dir", archives)
+    assert code == 0, err
+    assert (tmp_path / "out" / "challenge_passage").is_dir()
     assert "MIPR takes no --images-dir" in one_line_error(capsys, "info", "mipr", "--images-dir", archives)

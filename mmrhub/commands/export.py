@@ -1,6 +1,8 @@
 """``mmrhub export``: write a benchmark as a script-free Hub dataset repo folder (Parquet + README.md card)."""
 
 from mmrhub.benchmarks import BENCHMARKS
+from mmrhub.commands.building import add_build_arguments
+from mmrhub.commands.building import build_options
 from mmrhub.export import FORMATS
 
 
@@ -19,20 +21,23 @@ def register(subparsers):
         help="replace OUT once the new export is complete; only a folder an earlier export wrote (it holds "
         ".mmrhub-export), never the data folder or a folder above it",
     )
+    add_build_arguments(parser)
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
     from mmrhub.export.repo import export  # imports datasets: only when exporting
 
+    benchmark = BENCHMARKS[args.benchmark]
     out = export(
-        BENCHMARKS[args.benchmark],
+        benchmark,
         args.out,
         data_dir=args.data_dir,
         format=args.format,
         repo_id=args.repo_id,
         metric_space=args.metric_space,
         overwrite=args.overwrite,
+        builder_options=build_options(benchmark, args),
         **({"max_shard_size": args.max_shard_size} if args.max_shard_size else {}),
     )
     print(f"wrote {out}")

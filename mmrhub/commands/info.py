@@ -1,15 +1,15 @@
 """``mmrhub info``: configs, features and row counts of a benchmark; writes dataset_infos.json."""
 
 from mmrhub.benchmarks import BENCHMARKS
+from mmrhub.commands.building import add_build_arguments
+from mmrhub.commands.building import build_options
 
 
 def register(subparsers):
     parser = subparsers.add_parser("info", help="show the configs, features and row counts of a benchmark")
     parser.add_argument("benchmark", nargs="?", choices=list(BENCHMARKS))
     parser.add_argument("--data-dir", help="the benchmark's data folder or URL (default: the bundled sample)")
-    parser.add_argument("--no-check-images", dest="check_images", action="store_false",
-                        help="skip the image folders' and archives' checks (M2KR then reads no archive)")
-    parser.add_argument("--images-dir", help="M2KR: the folder of the image archives, if not DATA_DIR/images or DATA_DIR")
+    add_build_arguments(parser)
     parser.add_argument(
         "--dataset-infos", metavar="PATH", help="write the dataset_infos.json of every builder's bundled sample"
     )
@@ -26,10 +26,7 @@ def run(args) -> int:
     if not args.benchmark:
         args.parser.error("name a benchmark (mipr or m2kr), or pass --dataset-infos PATH")
     benchmark = BENCHMARKS[args.benchmark]
-    if args.images_dir and not benchmark.images_dir_option:
-        raise ValueError(f"{benchmark.title} takes no --images-dir: its images are read from DATA_DIR/images/.")
-    options = {"check_images": args.check_images, **({"images_dir": args.images_dir} if args.images_dir else {})}
-    print(describe(benchmark, args.data_dir, **options))
+    print(describe(benchmark, args.data_dir, **build_options(benchmark, args)))
     return 0
 
 

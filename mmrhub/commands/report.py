@@ -2,6 +2,8 @@
 gallery of queries with each run's top k as thumbnails. Needs the ``report`` extra (matplotlib)."""
 
 from mmrhub.benchmarks import BENCHMARKS
+from mmrhub.commands.building import add_build_arguments
+from mmrhub.commands.building import build_options
 from mmrhub.commands.evaluate import add_scoring_arguments
 from mmrhub.commands.evaluate import json_payload
 from mmrhub.commands.evaluate import load_truth
@@ -24,6 +26,7 @@ def register(subparsers) -> None:
                          help="gallery size: the N queries where the runs differ most, or a single run's N worst (default 50)")
         sub.add_argument("--query-ids", nargs="+", metavar="ID", help="show these queries instead, in this order")
         add_scoring_arguments(sub, benchmark)
+        add_build_arguments(sub, images_dir=benchmark.images_dir_option)
         sub.set_defaults(func=run, breakdown=True)
 
 
@@ -44,6 +47,7 @@ def run(args) -> int:
         args.benchmark, truth, args.data_dir or args.benchmark.sample_dir, args.data_dir is None, args.runs,
         names=args.name, oracle=args.oracle, rerank=args.rerank, options=measures, oracle_options=oracle,
         ignore_unknown_queries=args.ignore_unknown_queries, queries=args.queries, query_ids=args.query_ids,
+        builder_options=build_options(args.benchmark, args),
     )
     print_notes(truth, rows)
     output.write_text(page, encoding="utf-8")

@@ -50,11 +50,13 @@ def export(
     overwrite: bool = False,
     max_shard_size=MAX_SHARD_SIZE,
     cache_dir: Optional[str] = None,
+    builder_options: Optional[dict] = None,
 ) -> Path:
     """Build every config with the builder of ``benchmark`` (a ``mmrhub.benchmarks.Benchmark``) and write the
     repo folder ``out`` atomically. Without ``data_dir`` the bundled sample is exported, and its card says so.
 
-    ``repo_id`` and ``metric_space`` only name the repos in the card's code snippets.
+    ``repo_id`` and ``metric_space`` only name the repos in the card's code snippets; ``builder_options`` are the
+    builder's own keywords (``check_images``, M2KR's ``images_dir``).
     """
     if format not in FORMATS:
         raise ValueError(f"Unknown export format {format!r}; expected one of {', '.join(FORMATS)}.")
@@ -63,7 +65,7 @@ def export(
     metric_space = metric_space or f"your-org/{benchmark.name}"
 
     def load(config):
-        return module.load(config, data_dir=data_dir, cache_dir=cache_dir)
+        return module.load(config, data_dir=data_dir, cache_dir=cache_dir, **(builder_options or {}))
 
     if format == "hf":
         tables = ((config, load(config)) for config in module.CONFIG_NAMES)

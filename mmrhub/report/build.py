@@ -16,8 +16,8 @@ PERMUTATIONS, SEED = 10000, 0  # mmrhub compare's defaults
 
 def build_report(benchmark, truth, data_dir, sample: bool, paths: list, names=None, oracle=None, rerank=None,
                  options=None, oracle_options=None, ignore_unknown_queries=False, queries: int = 50,
-                 query_ids=None) -> tuple:
-    """(the HTML page, the scored rows)."""
+                 query_ids=None, builder_options=None) -> tuple:
+    """(the HTML page, the scored rows); ``builder_options``: the builder's own keywords, for the thumbnails."""
     view = benchmark.report
     rows = score_runs(benchmark, truth, paths, names=names, oracle=oracle, rerank=rerank, options=options,
                       oracle_options=oracle_options, breakdown=True, ignore_unknown_queries=ignore_unknown_queries)
@@ -33,7 +33,7 @@ def build_report(benchmark, truth, data_dir, sample: bool, paths: list, names=No
         figures.append((f"{measure} per query, paired: above the diagonal {runs[1].name} wins", plots.paired(runs, measure)))
         significance = significance_table((runs[0].name, runs[1].name), compare(runs, PERMUTATIONS, SEED), PERMUTATIONS, SEED)
     shown = pick_queries([row.result["per_query"] for row in runs], measure, queries, query_ids)
-    gallery = build_gallery(benchmark, view, str(data_dir), runs, measure, shown)
+    gallery = build_gallery(benchmark, view, str(data_dir), runs, measure, shown, builder_options)
     how = ("the queries asked for" if query_ids else
            f"the {len(shown)} queries where the runs' {measure} differs most" if len(runs) > 1 else
            f"the {len(shown)} queries with the lowest {measure}")

@@ -57,10 +57,10 @@ def _top(run, query_id: str, k: int) -> list:
     return run.rankings[row].values[:k].to_pylist()
 
 
-def build_gallery(benchmark, view, data_dir: str, runs: list, measure: str, query_ids: list) -> list:
+def build_gallery(benchmark, view, data_dir: str, runs: list, measure: str, query_ids: list, builder_options=None) -> list:
     """``runs``: scored rows with a run (not the oracle); ``query_ids`` in the order shown."""
     builder = benchmark.builder()
-    load = lambda config: builder.load(config, data_dir=data_dir, split=benchmark.split)  # noqa: E731
+    load = lambda config: builder.load(config, data_dir=data_dir, split=benchmark.split, **(builder_options or {}))  # noqa: E731
     grades = view.read_grades(_arrow(load(view.judgments_config)), query_ids)
     k = view.top_k
     gallery = []
