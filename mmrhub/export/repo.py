@@ -74,10 +74,13 @@ def export(
         tables = benchmark.mteb_tables(module, load)
         default_config = MTEB_DEFAULT_CONFIG
     root = data_root(benchmark, data_dir)
-    sources = row_sources(benchmark, format, root)
+    images_dir = (builder_options or {}).get("images_dir")
+    # images lie in the data folder, or in the archives' folder the user named
+    sources = row_sources(benchmark, format, str(Path(images_dir).absolute()) if images_dir else root)
     out = Path(os.path.abspath(out))  # "." and "a/.." named as the folders they are
     try:
-        with atomic_dir(out, overwrite=overwrite, protected=[root] if root else []) as work:
+        protected = [folder for folder in (root, images_dir) if folder]
+        with atomic_dir(out, overwrite=overwrite, protected=protected) as work:
             configs = []
             for name, dataset in tables:
                 split = str(dataset.split)
