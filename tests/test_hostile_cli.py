@@ -2,6 +2,7 @@
 what changes the scores is said with counts."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -191,3 +192,21 @@ def test_info_and_export_read_m2kr_archives_kept_elsewhere(capsys, tmp_path):
     assert code == 0, err
     assert (tmp_path / "out" / "challenge_passage").is_dir()
     assert "MIPR takes no --images-dir" in one_line_error(capsys, "info", "mipr", "--images-dir", archives)
+
+
+def test_an_unwritable_cache_is_skipped_not_an_error(capsys, tmp_path, monkeypatch):
+    in_the_way = tmp_path / "hf_home_is_a_file"
+    in_the_way.write_text("not a folder")
+    monkeypatch.setenv("HF_HOME", str(in_the_way))
+    code, out, err = run_cli(capsys, "evaluate", "mipr")
+    assert code == 0, err
+    assert "| Candidate-pool Oracle |" in out
+
+
+def test_an_unusable_datasets_cache_is_one_line(tmp_path):
+    in_the_way = tmp_path / "cache_is_a_file"
+    in_the_way.write_text("not a folder")
+    env = {**os.environ, "HF_DATASETS_CACHE": str(in_the_way)}
+    result = subprocess.run([sys.executable, "-m", "mmrhub.cli", "info", "mipr"], env=env, capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stderr.startswith("mmrhub info: error:") and "Traceback" not in result.stderr, result.stderr

@@ -22,6 +22,7 @@ def register(subparsers):
     parser.add_argument("benchmark", choices=list(BENCHMARKS))
     parser.add_argument("--data-dir", help="the benchmark's data folder or URL (default: the bundled sample)")
     parser.add_argument("--split", help="split to load (default: the benchmark's own, test / train)")
+    parser.add_argument("--images-dir", help="M2KR: the folder of the image archives, if not DATA_DIR/images or DATA_DIR")
     parser.add_argument("--output-dir", default="runs", help="where both runs are written (default: runs)")
     parser.add_argument("--top-k", type=int, default=50, help="candidates retrieved per query (default 50, as the seed)")
     embedding = parser.add_argument_group("embedding model")
@@ -59,6 +60,7 @@ def run(args) -> int:
     shared = [args.benchmark, "--dtype", args.dtype, "--num-workers", str(args.num_workers)]
     shared += ["--data-dir", args.data_dir] if args.data_dir else []
     shared += ["--split", args.split] if args.split else []
+    shared += ["--images-dir", args.images_dir] if args.images_dir else []
     shared += ["--device", args.device] if args.device else []
     shared += ["--no-cache"] if args.no_cache else []
     cache = (lambda name: ["--cache-dir", str(Path(args.cache_dir) / name)]) if args.cache_dir else (lambda name: [])

@@ -15,6 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("benchmark", choices=list(BENCHMARKS))
     parser.add_argument("--data-dir", help="the benchmark's data folder or URL (default: the bundled sample)")
     parser.add_argument("--split", help="split to load (default: the benchmark's own, test / train)")
+    parser.add_argument("--images-dir", help="M2KR: the folder of the image archives, if not DATA_DIR/images or DATA_DIR")
     parser.add_argument("--output", "-o", help="run file to write (default: runs/<benchmark>_<model>.json)")
 
     model = parser.add_argument_group("model")

@@ -60,8 +60,8 @@ def _run(args, context) -> int:
     if not context.is_main:
         distributed.barrier(context)
     benchmark = BENCHMARKS[args.benchmark]
-    queries, query_table = load_side(benchmark, "queries", args.data_dir, args.split)
-    corpus, corpus_table = load_side(benchmark, "corpus", args.data_dir, args.split)
+    queries, query_table = load_side(benchmark, "queries", args.data_dir, args.split, args.images_dir)
+    corpus, corpus_table = load_side(benchmark, "corpus", args.data_dir, args.split, args.images_dir)
     if context.is_main:
         distributed.barrier(context)
     # Plain lists: indexing a datasets Column costs a formatting call per item, and pairs number 100,000s.
