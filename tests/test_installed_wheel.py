@@ -36,8 +36,8 @@ def site_file(relative: str, cwd) -> Path:
 def test_the_package_is_not_the_checkout(tmp_path):
     code = "import mipr, m2kr, mmrhub; print(mipr.__file__, m2kr.__file__, mmrhub.__file__, mipr.SAMPLE_DIR)"
     paths = installed("python", "-c", code, cwd=tmp_path).stdout.split()
-    assert not any(path.startswith(str(ROOT)) for path in paths), paths
-    assert paths[3].endswith("mmrhub/data/mipr")
+    assert all("/site-packages/" in path for path in paths), paths  # (CI's venv may lie inside the checkout)
+    assert paths[3].endswith("site-packages/mmrhub/data/mipr")
 
 
 def test_readme_main_job_prints_the_same_table(tmp_path, capsys):
