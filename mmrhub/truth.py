@@ -16,7 +16,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as paj
-import pyarrow.parquet as pq
 
 from mmrhub import pandas_free
 from mmrhub import truth_cache
@@ -108,14 +107,16 @@ def _builder_error(build, where: str):
     )
 
 
-def _validated(folder: Path, kind: str, sources, read, valid, build) -> dict:
-    """The tables ``read()`` gives once ``valid`` passes them (else the builder's error), kept between processes."""
+def _validated(folder: Path, kind: str, sources, read, valid, build, derive=lambda tables: tables) -> dict:
+    """The tables ``read()`` gives once ``valid`` passes them (else the builder's error), with what ``derive``
+    adds to them, kept between processes."""
     key = truth_cache.source_key(kind, sources)
     tables = truth_cache.load(key)
     if tables is None:
         tables = read()
         if not valid(tables):
             _builder_error(build, str(folder))
+        tables = derive(tables)
         truth_cache.save(key, tables)
     return tables
 
@@ -136,11 +137,18 @@ def read_mipr(data_dir) -> Truth:
     def read():
         return {name: _read_jsonl(folder / name, schema) for name, schema in MIPR_SCHEMAS.items()}
 
-    tables = _validated(folder, "mipr", [folder / name for name in MIPR_SCHEMAS], read, _mipr_valid, build)
+    def judged_categories(tables):  # each judgment's category path, looked up in the corpus once
+        item_ids = pc.struct_field(tables["mipr_annotation.jsonl"]["items"].values, [0])
+        corpus = tables["mipr_corpus.jsonl"]
+        paths = corpus["treecate_full_path"].take(pc.index_in(item_ids, value_set=corpus["item_id"]))
+        return {**tables, "judged_categories": {"path": paths}}
+
+    sources = [folder / name for name in MIPR_SCHEMAS]
+    tables = _validated(folder, "mipr", sources, read, _mipr_valid, build, judged_categories)
     qrels, queries, corpus = tables["mipr_annotation.jsonl"], tables["mipr_query.jsonl"], tables["mipr_corpus.jsonl"]
     items = qrels["items"]
     item_ids = pc.struct_field(items.values, [0])
-    categories = corpus["treecate_full_path"].take(pc.index_in(item_ids, value_set=corpus["item_id"]))
+    categories = tables["judged_categories"]["path"]
     judgments = mipr_measures.Qrels(
         pa.ListArray.from_arrays(items.offsets, item_ids),
         pa.ListArray.from_arrays(items.offsets, pc.struct_field(items.values, [1])),
@@ -205,6 +213,8 @@ def _parquet_files(folder: Path, config: str) -> list:
 
 def _read_parquet(folder: Path, config: str, columns):
     """The named columns of ``<config>/train-*.parquet``, or None when they cannot be read as such."""
+    import pyarrow.parquet as pq  # here: only M2KR reads Parquet, and the import costs MIPR's scoring 25 ms
+
     try:
         return _columns(pa.concat_tables(pq.read_table(path, columns=columns) for path in _parquet_files(folder, config)))
     except (pa.ArrowInvalid, KeyError, OSError):
