@@ -41,6 +41,17 @@ def setup(device=None) -> Context:
     return Context(rank=rank, world_size=world_size, device=device)
 
 
+def launched(args, work):
+    """``work(args, context)`` in the process group the launcher set up (or alone), which is left afterwards."""
+    if args.num_workers:  # the tokenizers' own threads would fight the DataLoader workers
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    context = setup(args.device)
+    try:
+        return work(args, context)
+    finally:
+        teardown(context)
+
+
 def teardown(context: Context):
     if context.distributed and dist.is_initialized():
         dist.destroy_process_group()

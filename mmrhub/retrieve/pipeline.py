@@ -1,7 +1,6 @@
 """embed -> cache -> retrieve -> write -> score, on one process or many."""
 
 import json
-import os
 import re
 import time
 from pathlib import Path
@@ -121,13 +120,7 @@ def search(queries, corpus, args, pools, context, phases):
 
 
 def run(args) -> int:
-    if args.num_workers:
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    context = distributed.setup(args.device)
-    try:
-        return _run(args, context)
-    finally:
-        distributed.teardown(context)
+    return distributed.launched(args, _run)
 
 
 def _run(args, context) -> int:

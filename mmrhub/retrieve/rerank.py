@@ -5,7 +5,6 @@ gathers the scores in chunk order, so the run is the one a single process writes
 """
 
 import json
-import os
 import time
 from pathlib import Path
 
@@ -37,17 +36,11 @@ from mmrhub.tables import table
 
 
 def run(args) -> int:
-    if args.num_workers:
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     for option in ("batch_size", "chunk_queries", "top_n"):
         value = getattr(args, option)
         if value is not None and value < 1:
             raise ValueError(f"--{option.replace('_', '-')} {value}: must be at least 1.")
-    context = distributed.setup(args.device)
-    try:
-        return _run(args, context)
-    finally:
-        distributed.teardown(context)
+    return distributed.launched(args, _run)
 
 
 def _run(args, context) -> int:
