@@ -7,6 +7,7 @@ numbers (x100, two decimals) are equal.
 
 import itertools
 import json
+from pathlib import Path
 
 from mmrhub import pandas_free
 from mmrhub.benchmarks import BENCHMARKS
@@ -42,7 +43,7 @@ def run(args) -> int:
 
 def _run(args) -> int:
     benchmark = args.benchmark = BENCHMARKS[args.benchmark]
-    target = json.loads(open(args.target, encoding="utf-8").read()) if args.target else benchmark.seed_table
+    target = json.loads(Path(args.target).read_text(encoding="utf-8")) if args.target else benchmark.seed_table
     measures = list(target[0])
     wanted = [[row[m] for m in measures] for row in target]
     shipped = benchmark.runs_shipped_with(args.data_dir)

@@ -4,6 +4,8 @@ import hashlib
 
 import torch
 
+from mmrhub.retrieve import distributed
+
 
 def load_side(benchmark, side: str, data_dir=None, split=None, images_dir=None):
     """The queries or corpus ``Dataset`` of a benchmark (bundled sample without ``data_dir``) and its Side;
@@ -15,6 +17,17 @@ def load_side(benchmark, side: str, data_dir=None, split=None, images_dir=None):
     options = {"images_dir": images_dir} if images_dir else {}
     dataset = benchmark.builder().load(table.config, data_dir=data_dir, split=split or benchmark.split, **options)
     return dataset, table
+
+
+def load_both_sides(benchmark, args, context):
+    """(queries, their Side, corpus, its Side); rank 0 prepares the builders' caches, the other ranks then read them."""
+    if not context.is_main:
+        distributed.barrier(context)
+    queries, query_table = load_side(benchmark, "queries", args.data_dir, args.split, args.images_dir)
+    corpus, corpus_table = load_side(benchmark, "corpus", args.data_dir, args.split, args.images_dir)
+    if context.is_main:
+        distributed.barrier(context)
+    return queries, query_table, corpus, corpus_table
 
 
 def fingerprint(dataset, table) -> str:

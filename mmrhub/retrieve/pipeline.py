@@ -13,7 +13,7 @@ from mmrhub.retrieve import distributed
 from mmrhub.retrieve.cache import EmbeddingCache
 from mmrhub.retrieve.data import Items
 from mmrhub.retrieve.data import fingerprint
-from mmrhub.retrieve.data import load_side
+from mmrhub.retrieve.data import load_both_sides
 from mmrhub.retrieve.data import loader
 from mmrhub.retrieve.encoders import CORPUS
 from mmrhub.retrieve.encoders import QUERIES
@@ -133,14 +133,8 @@ def _run(args, context) -> int:
         phases.say(f"Running on {torch.cuda.get_device_name(context.device)} ({dtype}), {context.world_size} process(es).")
     model_id = args.model or DEFAULT_MODELS[args.backend]
 
-    # Rank 0 prepares the builders' caches; the others then read them.
-    if not context.is_main:
-        distributed.barrier(context)
     benchmark = BENCHMARKS[args.benchmark]
-    queries, query_table = load_side(benchmark, "queries", args.data_dir, args.split, args.images_dir)
-    corpus, corpus_table = load_side(benchmark, "corpus", args.data_dir, args.split, args.images_dir)
-    if context.is_main:
-        distributed.barrier(context)
+    queries, query_table, corpus, corpus_table = load_both_sides(benchmark, args, context)
     query_ids = queries[query_table.id_column]
     corpus_ids = corpus[corpus_table.id_column]
     truth = benchmark.read_truth(args.data_dir or benchmark.sample_dir) if context.is_main else None

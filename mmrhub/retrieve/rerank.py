@@ -16,7 +16,7 @@ from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.retrieve import distributed
 from mmrhub.retrieve.data import Items
 from mmrhub.retrieve.data import fingerprint
-from mmrhub.retrieve.data import load_side
+from mmrhub.retrieve.data import load_both_sides
 from mmrhub.retrieve.pipeline import Phases
 from mmrhub.retrieve.pipeline import default_output
 from mmrhub.retrieve.pipeline import resolve_dtype
@@ -49,14 +49,8 @@ def _run(args, context) -> int:
     where = torch.cuda.get_device_name(context.device) if context.device.type == "cuda" else "CPU"
     phases.say(f"Reranking on {where} ({dtype}), {context.world_size} process(es).")
 
-    # Rank 0 prepares the builders' caches; the others then read them.
-    if not context.is_main:
-        distributed.barrier(context)
     benchmark = BENCHMARKS[args.benchmark]
-    queries, query_table = load_side(benchmark, "queries", args.data_dir, args.split, args.images_dir)
-    corpus, corpus_table = load_side(benchmark, "corpus", args.data_dir, args.split, args.images_dir)
-    if context.is_main:
-        distributed.barrier(context)
+    queries, query_table, corpus, corpus_table = load_both_sides(benchmark, args, context)
     # Plain lists: indexing a datasets Column costs a formatting call per item, and pairs number 100,000s.
     query_ids, corpus_ids = list(queries[query_table.id_column]), list(corpus[corpus_table.id_column])
 
