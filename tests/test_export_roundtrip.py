@@ -16,7 +16,6 @@ from mmrhub.export.atomic import MARKER
 
 from _export_helpers import DEFAULTS
 from _export_helpers import SPLITS
-from _export_helpers import builder_module
 from _export_helpers import builder_table
 from _export_helpers import embedded_expected
 from _export_helpers import exported  # noqa: F401 (fixture)
