@@ -9,8 +9,13 @@ set. Cases:
 
 - one run: `mmrhub evaluate mipr RUN --data-dir DIR` against `python bench/peer_pytrec_eval.py DIR RUN`;
 - ten runs: one `mmrhub evaluate mipr RUN x10` against the script scoring the same ten in one process;
+- the metric module: `python bench/score_with_evaluate.py DIR RUN` (`json` + `evaluate.load("metrics/mipr")
+  .compute(...)`, run with ``--evaluate-python``, default this interpreter) against the same script;
 - memory of a run: a process that reads and validates one large run (1,000 ids a query, JSON / TREC / CSV),
   its peak RSS minus that of the same process reading a one-id-a-query run, against the file's size.
+
+Children run with bytecode caching on (``PYTHONDONTWRITEBYTECODE`` removed), as after ``pip install``, which
+compiles every module: otherwise each mmrhub process would compile its own modules again.
 
 mmrhub keeps the validated judgment tables between processes (``mmrhub/truth_cache.py``); "first call" starts
 each mmrhub process with an empty one. The files are in the page cache for both sides.
@@ -33,6 +38,9 @@ HERE = Path(__file__).resolve().parent
 PEER = HERE / "peer_pytrec_eval.py"
 
 
+USER_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+
+
 def timed(argv, env=None) -> tuple:
     """(wall seconds, peak RSS in MiB) of one child process, which must succeed.
 
@@ -40,7 +48,7 @@ def timed(argv, env=None) -> tuple:
     are generated in a process of their own (``--generate``).
     """
     started = time.perf_counter()
-    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env or USER_ENV)
     _, status, usage = os.wait4(child.pid, 0)
     seconds = time.perf_counter() - started
     if status:
@@ -81,7 +89,7 @@ def compare(name, ours, peer, rounds: int, cold: bool = False) -> dict:
     memory = {"mmrhub": [], "peer": []}
     for _ in range(rounds):
         for side, argv in (("mmrhub", ours), ("peer", peer)):
-            env = {**os.environ, "HF_HOME": tempfile.mkdtemp(prefix="mmrhub-hf-")} if cold and side == "mmrhub" else None
+            env = {**USER_ENV, "HF_HOME": tempfile.mkdtemp(prefix="mmrhub-hf-")} if cold and side == "mmrhub" else None
             seconds, rss = timed(argv, env)
             times[side].append(seconds)
             memory[side].append(rss)
@@ -132,6 +140,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--keep", help="write the synthetic data here (default: a temporary folder)")
+    parser.add_argument("--evaluate-python", default=sys.executable,
+                        help="the interpreter of the metric-module row (e.g. a venv without transformers)")
     parser.add_argument("--generate", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.generate:
@@ -147,6 +157,8 @@ def main():
     compare("one run, first call (empty cache)", mmrhub + [str(runs[0])], peer + [str(runs[0])], args.rounds, cold=True)
     compare("one run", mmrhub + [str(runs[0])], peer + [str(runs[0])], args.rounds)
     compare("ten runs, one process", mmrhub + list(map(str, runs)), peer + list(map(str, runs)), max(2, args.rounds // 2))
+    module = [args.evaluate_python, str(HERE / "score_with_evaluate.py"), str(data_dir), str(runs[0])]
+    compare("metric module, `evaluate.load(...).compute(...)`", module, peer + [str(runs[0])], max(2, args.rounds // 2))
     run_memory(data_dir, work)
 
 

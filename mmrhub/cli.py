@@ -1,6 +1,7 @@
 """The ``mmrhub`` command."""
 
 import argparse
+import gc
 import sys
 import traceback
 
@@ -67,5 +68,13 @@ def main(argv=None) -> int:
         return 1
 
 
+def console() -> None:
+    """The ``mmrhub`` executable. The process ends right after ``main``: freezing the objects spares Python's
+    shutdown collections a walk over all that numpy and pyarrow made (about 0.07 s, a tenth of a scoring call)."""
+    code = main()
+    gc.freeze()
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

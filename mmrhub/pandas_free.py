@@ -8,10 +8,11 @@ builders, through ``datasets``).
 
 import sys
 from contextlib import contextmanager
-from importlib.abc import MetaPathFinder
 
 
-class _NoPandas(MetaPathFinder):
+class _NoPandas:
+    """A meta path finder (duck-typed: importlib.abc costs 10 ms of imports) that refuses pandas."""
+
     def find_spec(self, name, path=None, target=None):
         if name == "pandas":
             raise ModuleNotFoundError("pandas is kept out of scoring (mmrhub.pandas_free)", name=name)

@@ -30,7 +30,7 @@ _JSON_SCHEMA = pa.schema([("run", pa.list_(pa.struct([("qid", pa.string()), ("ra
 _BOM = b"\xef\xbb\xbf"
 _JSON_PREFIX, _JSON_SUFFIX = b'{"run": ', b"}\n"
 _TREC_COLUMNS = ["qid", "q0", "docid", "rank", "score", "tag"]
-_TREC_TYPES = {"qid": pa.string(), "q0": pa.string(), "docid": pa.string(), "rank": pa.int64(), "score": pa.float64(), "tag": pa.string()}
+_TREC_TYPES = {"qid": pa.dictionary(pa.int32(), pa.string()), "q0": pa.string(), "docid": pa.string(), "rank": pa.int64(), "score": pa.float64(), "tag": pa.string()}
 
 
 class RunError(ValueError):
@@ -86,9 +86,11 @@ def read_run(path) -> Run:
         raise RunError(f"{path}: the run file is empty.")
     kind = detect_format(head[bom:])
     try:
-        return {"json": _read_json, "trec": _read_trec, "kaggle": _read_kaggle}[kind](path, bom)
+        run = {"json": _read_json, "trec": _read_trec, "kaggle": _read_kaggle}[kind](path, bom)
     except RunError as err:
         raise RunError(f"{err} (read as {FORMATS[kind]})") from None
+    pa.default_memory_pool().release_unused()  # the reader's freed buffers, which pyarrow's pool would keep
+    return run
 
 
 def _file_bytes(path: str, bom: int) -> bytes:
@@ -192,7 +194,7 @@ def _read_trec(path: str, bom: int) -> Run:
     try:  # pyarrow's reader streams the file (and skips a BOM); a blank or odd line sends it to the slow path
         table = pacsv.read_csv(
             path,
-            read_options=pacsv.ReadOptions(column_names=_TREC_COLUMNS),
+            read_options=pacsv.ReadOptions(column_names=_TREC_COLUMNS, use_threads=False),
             parse_options=options,
             convert_options=pacsv.ConvertOptions(
                 column_types=_TREC_TYPES, strings_can_be_null=False, include_columns=["qid", "docid", "rank", "score"]
@@ -202,8 +204,13 @@ def _read_trec(path: str, bom: int) -> Run:
             raise pa.ArrowInvalid("nulls")
     except pa.ArrowInvalid:
         return _read_trec_slowly(path, _file_bytes(path, bom))
-    lines = np.arange(1, table.num_rows + 1)
-    return _trec_run(path, table["qid"], table["docid"], table["rank"].combine_chunks().to_numpy(), table["score"], lines)
+    columns = table.columns
+    del table
+    for i, column in enumerate(columns):  # one column at a time, so a run is never held twice
+        pa.default_memory_pool().release_unused()  # pyarrow's pool would keep freed memory from the OS
+        columns[i] = column = column.combine_chunks()
+    qids, dids, ranks, scores = columns
+    return _trec_run(path, qids, dids, ranks.to_numpy(), scores, np.arange(1, len(dids) + 1, dtype=np.int32))
 
 
 def _read_trec_slowly(path: str, data: bytes) -> Run:
@@ -225,16 +232,15 @@ def _read_trec_slowly(path: str, data: bytes) -> Run:
             raise RunError(f"{path}: line {number}: score {score!r} is not a number") from None
         qids.append(qid), dids.append(did), lines.append(number)
     return _trec_run(path, pa.array(qids, pa.string()), pa.array(dids, pa.string()), np.array(ranks, np.int64),
-                     pa.array(scores, pa.float64()), np.array(lines, np.int64))
+                     pa.array(scores, pa.float64()), np.array(lines, np.int32))
 
 
 def _trec_run(path, qids, dids, ranks, scores, lines) -> Run:
     """Group lines by query (in order of first appearance), each query ordered by its rank column."""
-    qids, dids, scores = (a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in (qids, dids, scores))
-    unique = pc.unique(qids)
-    query = pc.index_in(qids, value_set=unique).to_numpy()
+    encoded = pc.dictionary_encode(qids)  # codes in order of first appearance
+    unique, query = encoded.dictionary, encoded.indices.to_numpy()
     same_query = query[1:] == query[:-1]
-    if (query[1:] >= query[:-1]).all() and (ranks[1:][same_query] > ranks[:-1][same_query]).all():
+    if (query[1:] >= query[:-1]).all() and ((np.diff(ranks) > 0) | ~same_query).all():
         order = None  # the usual file: grouped by query, in rank order; its columns are used as they are
     else:
         order = np.lexsort((ranks, query))
@@ -247,8 +253,8 @@ def _trec_run(path, qids, dids, ranks, scores, lines) -> Run:
         raise RunError(f"{path}: line {lines[at]}: query {unique[int(query[at])].as_py()!r} has rank {ranks[at]} twice")
     offsets = pa.array(np.concatenate([[0], np.cumsum(np.bincount(query, minlength=len(unique)))]), pa.int32())
     run = Run(path, "trec", unique, pa.ListArray.from_arrays(offsets, dids), pa.ListArray.from_arrays(offsets, scores),
-              pa.ListArray.from_arrays(offsets, pa.array(lines.astype(np.int32))))
-    score = scores.fill_null(-np.inf).to_numpy()
+              pa.ListArray.from_arrays(offsets, pa.array(lines)))
+    score = scores.to_numpy(zero_copy_only=False)  # TREC scores are never null
     disagree = len(np.unique(query[1:][same_query & (score[1:] > score[:-1])]))
     if disagree:
         run.notes.append(
@@ -299,7 +305,8 @@ def restore_stripped_ids(run: Run, corpus_ids: pa.Array) -> Run:
 
 
 def validate(run: Run, truth, ignore_unknown_queries: bool = False) -> pa.ListArray:
-    """Check ``run`` against ``truth`` and return its rankings aligned with ``truth.query_ids``.
+    """Check ``run`` against ``truth`` and return its rankings aligned with ``truth.query_ids``, their ids
+    dictionary-encoded with ``truth.corpus_ids`` as the dictionary.
 
     Every judged query exactly once (queries without judgments may appear and are not scored), every id in the
     corpus and once per ranking, scores finite numbers. ``ignore_unknown_queries`` sets aside the entries of
@@ -322,29 +329,34 @@ def validate(run: Run, truth, ignore_unknown_queries: bool = False) -> pa.ListAr
     first_entry = np.unique(query, return_index=True)[1][query]
     report(np.flatnonzero(first_entry != np.arange(len(query))),
            lambda e: f"{run.where(e)}: appears again (first at {run.origin(first_entry[e])})")
-    ids = run.rankings.values
-    entry_of = pc.list_parent_indices(run.rankings).to_numpy()
-    position = np.arange(len(ids)) - run.rankings.offsets.to_numpy()[entry_of]
-    codes = pc.index_in(ids, value_set=truth.corpus_ids)
-    in_corpus = codes.is_valid().to_numpy(zero_copy_only=False)
-    report(np.flatnonzero(~in_corpus),
-           lambda i: f"{run.where(entry_of[i], position[i])}: {ids[i].as_py()!r} is not in the corpus")
-    pairs = entry_of * len(truth.corpus_ids) + codes.fill_null(0).to_numpy()
-    order = np.argsort(pairs, kind="stable")  # equal pairs side by side, earlier positions first
-    repeated = order[1:][(pairs[order][1:] == pairs[order][:-1]) & in_corpus[order][1:]]
-    first_position = {}
-    for i in np.sort(repeated)[:MAX_LISTED]:
-        first_position[i] = position[order[np.searchsorted(pairs[order], pairs[i])]]
-    report(np.sort(repeated),
-           lambda i: f"{run.where(entry_of[i], position[i])}: {ids[i].as_py()!r} already at position {first_position[i] + 1}")
+    ids, offsets = run.rankings.values, run.rankings.offsets.to_numpy()
+    entry_of = np.repeat(np.arange(len(run.rankings), dtype=np.int32), np.diff(offsets))
+
+    def at(i):  # how the id at flat index i is named
+        return run.where(entry_of[i], i - offsets[entry_of[i]])
+
+    codes = pc.index_in(ids, value_set=truth.corpus_ids).fill_null(-1).to_numpy()  # -1: not in the corpus
+    report(np.flatnonzero(codes < 0), lambda i: f"{at(i)}: {ids[i].as_py()!r} is not in the corpus")
+    order = np.lexsort((codes, entry_of))  # each entry's ids by code, equal codes in ranking order
+    sorted_codes = codes[order]
+    again = (sorted_codes[1:] == sorted_codes[:-1]) & (sorted_codes[1:] >= 0) & (entry_of[1:] == entry_of[:-1])
+    repeated = np.sort(order[1:][again])
+    del order, sorted_codes, again
+
+    def first_position(i):
+        start = offsets[entry_of[i]]
+        return int(np.argmax(codes[start:i] == codes[i])) + 1
+
+    report(repeated, lambda i: f"{at(i)}: {ids[i].as_py()!r} already at position {first_position(i)}")
     scores = run.scores.values
     not_finite = pc.and_(scores.is_valid(), pc.invert(pc.is_finite(scores))).to_numpy(zero_copy_only=False)
-    report(np.flatnonzero(not_finite),
-           lambda i: f"{run.where(entry_of[i], position[i])}: score {scores[i].as_py()!r} is not a finite number")
+    report(np.flatnonzero(not_finite), lambda i: f"{at(i)}: score {scores[i].as_py()!r} is not a finite number")
     missing = pc.filter(truth.query_ids, pc.invert(pc.is_in(truth.query_ids, value_set=run.query_ids))).to_pylist()
     found.append((len(missing), [f"query {qid!r}: missing from the run" for qid in missing[:MAX_LISTED]]))
     raise_problems(run.path, [m for _, messages in found for m in messages], total=sum(n for n, _ in found))
-    return pc.take(run.rankings, pc.index_in(truth.query_ids, value_set=run.query_ids))
+    # ids as codes into the corpus ids: a quarter of the strings' memory, and the metric's index needs no encoding
+    coded = pa.ListArray.from_arrays(run.rankings.offsets, pa.DictionaryArray.from_arrays(pa.array(codes), truth.corpus_ids))
+    return coded.take(pc.index_in(truth.query_ids, value_set=run.query_ids))
 
 
 def _keep_entries(run: Run, keep) -> None:

@@ -137,27 +137,31 @@ def read_mipr(data_dir) -> Truth:
     def read():
         return {name: _read_jsonl(folder / name, schema) for name, schema in MIPR_SCHEMAS.items()}
 
-    def judged_categories(tables):  # each judgment's category path, looked up in the corpus once
-        item_ids = pc.struct_field(tables["mipr_annotation.jsonl"]["items"].values, [0])
-        corpus = tables["mipr_corpus.jsonl"]
-        paths = corpus["treecate_full_path"].take(pc.index_in(item_ids, value_set=corpus["item_id"]))
-        return {**tables, "judged_categories": {"path": paths}}
+    def judgments(tables):  # as the metric indexes them: ids coded against the corpus, in code order per query
+        annotation, corpus = tables["mipr_annotation.jsonl"], tables["mipr_corpus.jsonl"]
+        items = annotation["items"]
+        codes = pc.index_in(pc.struct_field(items.values, [0]), value_set=corpus["item_id"]).to_numpy()
+        rows = pc.list_parent_indices(items).to_numpy()
+        order = pa.array(np.lexsort((codes, rows)))
+        codes = pa.array(codes, pa.int32()).take(order)
+        paths = pc.dictionary_encode(corpus["treecate_full_path"])
+        columns = {
+            "item_ids": pa.DictionaryArray.from_arrays(codes, corpus["item_id"]),
+            "grades": pc.dictionary_encode(pc.struct_field(items.values, [1]).take(order)),
+            "categories": pa.DictionaryArray.from_arrays(paths.indices.take(codes), paths.dictionary),
+        }
+        lists = {name: pa.ListArray.from_arrays(items.offsets, values) for name, values in columns.items()}
+        return {"mipr_query.jsonl": tables["mipr_query.jsonl"], "mipr_corpus.jsonl": {"item_id": corpus["item_id"]},
+                "judgments": {"idx": annotation["idx"], **lists}}
 
     sources = [folder / name for name in MIPR_SCHEMAS]
-    tables = _validated(folder, "mipr", sources, read, _mipr_valid, build, judged_categories)
-    qrels, queries, corpus = tables["mipr_annotation.jsonl"], tables["mipr_query.jsonl"], tables["mipr_corpus.jsonl"]
-    items = qrels["items"]
-    item_ids = pc.struct_field(items.values, [0])
-    categories = tables["judged_categories"]["path"]
-    judgments = mipr_measures.Qrels(
-        pa.ListArray.from_arrays(items.offsets, item_ids),
-        pa.ListArray.from_arrays(items.offsets, pc.struct_field(items.values, [1])),
-        pa.ListArray.from_arrays(items.offsets, categories),
-        query_ids=qrels["idx"].to_pylist(),
-    )
-    query_ids = qrels["idx"]
+    tables = _validated(folder, "mipr", sources, read, _mipr_valid, build, judgments)
+    queries, corpus, judged = tables["mipr_query.jsonl"], tables["mipr_corpus.jsonl"], tables["judgments"]
+    query_ids = judged["idx"]
+    judgments = mipr_measures.Qrels(judged["item_ids"], judged["grades"], judged["categories"],
+                                    query_ids=query_ids.to_pylist())
     unjudged = pc.filter(queries["idx"], pc.invert(pc.is_in(queries["idx"], value_set=query_ids)))
-    notes = _coverage_notes(folder / "mipr_query.jsonl", len(unjudged), pc.list_value_length(items), query_ids)
+    notes = _coverage_notes(folder / "mipr_query.jsonl", len(unjudged), pc.list_value_length(judged["item_ids"]), query_ids)
     return Truth(query_ids, corpus["item_id"], judgments, {"by_category": True}, unjudged, notes)
 
 

@@ -43,8 +43,9 @@ class Qrels:
         if self.pairs.repeat is not None:
             raise ValueError(f"references: {shared.where(lengths, self.pairs.repeat, self.query_ids)} judges "
                              f"{items[self.pairs.repeat].as_py()!r} a second time")
-        labels = shared.string_lists(grades, "references grades", like=lengths)[1]
-        grade = pc.index_in(labels, value_set=pa.array(list(GAINS))).fill_null(-1).to_numpy()
+        labels = pc.dictionary_encode(shared.string_lists(grades, "references grades", like=lengths)[1])
+        known = pc.index_in(labels.dictionary, value_set=pa.array(list(GAINS))).fill_null(-1).to_numpy()
+        grade = known[labels.indices.to_numpy()]
         if (grade < 0).any():
             at = int(np.argmax(grade < 0))
             raise ValueError(f"references grades: unknown grade {labels[at].as_py()!r} at "

@@ -5,7 +5,7 @@ import pyarrow.compute as pc
 
 def string_lists(values, name, depth=None, like=None):
     """One list of strings per row (Python lists, or an Arrow (Chunked)ListArray kept in Arrow) -> (int64 row
-    lengths, flat pa.StringArray); only the first ``depth`` strings of a row; rows as long as ``like``'s if given."""
+    lengths, flat string or dictionary array); only the first ``depth`` strings of a row; rows as long as ``like``'s if given."""
     if not isinstance(values, (pa.Array, pa.ChunkedArray)):
         try:
             values = pa.array([row if row is None else row[:depth] for row in values], pa.list_(pa.string()))
@@ -16,7 +16,9 @@ def string_lists(values, name, depth=None, like=None):
     values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
     if values.null_count:
         raise ValueError(f"{name}: row {np.argmax(values.is_null())} is null, expected a list of strings")
-    lengths, flat = pc.list_value_length(values).to_numpy().astype(np.int64), values.flatten().cast(pa.string())
+    flat = values.flatten()  # dictionary-encoded strings stay encoded: the index below needs their codes
+    flat = flat if pa.types.is_dictionary(flat.type) else flat.cast(pa.string())
+    lengths = pc.list_value_length(values).to_numpy().astype(np.int64)
     if flat.null_count:
         raise ValueError(f"{name}: {where(lengths, np.argmax(flat.is_null()))} is null, expected a string")
     if like is not None and not np.array_equal(lengths, like):
