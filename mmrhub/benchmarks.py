@@ -9,6 +9,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Callable
 
+from mmrhub import oracle
 from mmrhub import truth
 from mmrhub.data import SAMPLES
 from mmrhub.export import card_text
@@ -32,7 +33,7 @@ class Side:
 
 @dataclass(frozen=True)
 class Option:
-    """A scoring option: a keyword of the metric's ``evaluate_run`` (or of its ``oracle_rankings``), as ``--name``."""
+    """A scoring option: a keyword of the metric's ``evaluate_run`` (or of the oracle's), as ``--name``."""
 
     name: str
     choices: tuple  # the first is the default
@@ -73,7 +74,8 @@ class Benchmark:
     default_config: str  # of the builder and of exports
     queries: Side
     corpus: Side
-    measures: ModuleType  # the metric folder's measure code: evaluate_run, oracle_rankings, DEFAULT_K
+    measures: ModuleType  # the metric folder's measure code: evaluate_run, DEFAULT_K
+    oracle: Callable  # (judgments, baseline rankings, **options) -> the Candidate-pool Oracle's rankings
     read_truth: Callable  # (data_dir) -> truth.Truth, without datasets
     options: tuple  # Option: the rules a user may choose
     breakdown: Breakdown
@@ -112,6 +114,15 @@ MIPR_READINGS = {
     "ideal": "nDCG's ideal DCG: cutoff = the k largest judged gains (trec_eval ndcg_cut), all = every judged gain",
 }
 
+# Why each default (the metric card gives the same reasons).
+MIPR_WHY_DEFAULT = {
+    "no_l1": "trec_eval's rule: a query without relevant items scores 0 and stays in the mean",
+    "recall_denominator": "the seed's R-L1 is recall of the judged L1 products, so of all of them",
+    "covered_by": "the measure is L1 recall: only an optimal (L1) product solves the need",
+    "category": "the seed: treecate_full_path provides the leaf category",
+    "ideal": "trec_eval's ndcg_cut: the ideal ranking is cut at k, as the run is",
+}
+
 
 def _mipr_builder() -> ModuleType:
     import mipr
@@ -135,13 +146,14 @@ MIPR = Benchmark(
     queries=Side("queries", "idx", "query", "image_url"),
     corpus=Side("corpus", "item_id", "title", "pict_url"),
     measures=mipr_measures,
+    oracle=oracle.mipr,
     read_truth=truth.read_mipr,
     options=(
         *(
-            Option(name, values, f"{MIPR_READINGS[name]}; the default: {mipr_measures.WHY_DEFAULT[name]}")
+            Option(name, values, f"{MIPR_READINGS[name]}; the default: {MIPR_WHY_DEFAULT[name]}")
             for name, values in mipr_measures.READINGS.items()
         ),
-        Option("order", ("baseline", "coverage"), "the oracle's order within a grade", oracle=True),
+        Option("order", oracle.ORDERS, "the oracle's order within a grade", oracle=True),
     ),
     breakdown=Breakdown("--by-category", "Top-level category", "by_category"),
     card=card_text.MIPR,
@@ -171,6 +183,7 @@ M2KR = Benchmark(
     queries=Side("challenge_data", "question_id", "question", "img_path"),
     corpus=Side("challenge_passage", "passage_id", "passage_content", "page_screenshot"),
     measures=m2kr_measures,
+    oracle=oracle.m2kr,
     read_truth=truth.read_m2kr,
     options=(
         Option(

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from mmrhub.groups import group_means
 from mmrhub.runs import Run
 from mmrhub.runs import check_pool
 from mmrhub.runs import read_run
@@ -34,10 +35,13 @@ def read_valid_run(truth: Truth, path, ignore_unknown_queries: bool = False):
     return run, validate(run, truth, ignore_unknown_queries)
 
 
-def score(benchmark, truth: Truth, rankings, options: dict, breakdown: bool = False) -> dict:
-    """The metric module's ``evaluate_run`` with per-query values; ``breakdown`` adds the per-group means."""
-    group = truth.breakdown if breakdown else {}
-    return benchmark.measures.evaluate_run(truth.judgments, rankings, per_query=True, **group, **options)
+def score(benchmark, truth: Truth, rankings, options: dict, groups=None) -> dict:
+    """The metric module's ``evaluate_run`` with per-query values, and the means per group if ``groups`` labels
+    each judged query."""
+    result = benchmark.measures.evaluate_run(truth.judgments, rankings, per_query=True, **options)
+    if groups is not None:
+        result[benchmark.breakdown.key] = group_means(result["per_query"], groups)
+    return result
 
 
 def score_runs(benchmark, truth: Truth, paths, names=None, oracle=None, rerank=None, options=None,
@@ -52,6 +56,7 @@ def score_runs(benchmark, truth: Truth, paths, names=None, oracle=None, rerank=N
         raise ValueError(f"--name was given {len(names)} time(s) for {len(paths)} run(s): give one name per run.")
     rows = []
     baselines = {}
+    groups = truth.groups() if breakdown else None
 
     def baseline(path):
         if path not in baselines:
@@ -62,8 +67,8 @@ def score_runs(benchmark, truth: Truth, paths, names=None, oracle=None, rerank=N
         run, rankings = read_valid_run(truth, path, ignore_unknown_queries)
         if rerank is not None and Path(path).resolve() != Path(rerank).resolve():
             check_pool(run, baseline(rerank)[0])
-        rows.append(Scored(names[index] if names else run.name, run, score(benchmark, truth, rankings, options, breakdown)))
+        rows.append(Scored(names[index] if names else run.name, run, score(benchmark, truth, rankings, options, groups)))
     if oracle is not None:
-        rankings = benchmark.measures.oracle_rankings(truth.judgments, baseline(oracle)[1], **(oracle_options or {}))
-        rows.append(Scored(ORACLE_NAME, None, score(benchmark, truth, rankings, options, breakdown)))
+        rankings = benchmark.oracle(truth.judgments, baseline(oracle)[1], **(oracle_options or {}))
+        rows.append(Scored(ORACLE_NAME, None, score(benchmark, truth, rankings, options, groups)))
     return rows

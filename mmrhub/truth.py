@@ -10,7 +10,9 @@ exactly the builder's error naming the file, the line or id, and what was expect
 
 from dataclasses import dataclass
 from dataclasses import field
+from functools import partial
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -19,6 +21,7 @@ import pyarrow.json as paj
 
 from mmrhub import pandas_free
 from mmrhub import truth_cache
+from mmrhub.groups import mipr_main_categories
 from mmrhub.metrics.m2kr import m2kr_measures
 from mmrhub.metrics.mipr import mipr_measures
 
@@ -49,7 +52,7 @@ class Truth:
     query_ids: pa.Array
     corpus_ids: pa.Array
     judgments: object  # mipr_measures.Qrels or m2kr_measures.Positives
-    breakdown: dict  # evaluate_run's keyword for per-group means
+    groups: Callable[[], list]  # each judged query's group for the per-group means (computed when asked)
     unjudged_query_ids: pa.Array  # queries of the benchmark without judgments: a run may list them, unscored
     notes: list = field(default_factory=list)
 
@@ -162,7 +165,7 @@ def read_mipr(data_dir) -> Truth:
                                     query_ids=query_ids.to_pylist())
     unjudged = pc.filter(queries["idx"], pc.invert(pc.is_in(queries["idx"], value_set=query_ids)))
     notes = _coverage_notes(folder / "mipr_query.jsonl", len(unjudged), pc.list_value_length(judged["item_ids"]), query_ids)
-    return Truth(query_ids, corpus["item_id"], judgments, {"by_category": True}, unjudged, notes)
+    return Truth(query_ids, corpus["item_id"], judgments, partial(mipr_main_categories, judgments), unjudged, notes)
 
 
 def _mipr_valid(tables) -> bool:
@@ -205,7 +208,7 @@ def read_m2kr(data_dir) -> Truth:
     judgments = m2kr_measures.Positives(answers["pos_item_ids"], query_ids=query_ids.to_pylist())
     unjudged = pc.filter(questions["question_id"], pc.invert(pc.is_in(questions["question_id"], value_set=query_ids)))
     notes = _coverage_notes(folder / "challenge_data", len(unjudged), pc.list_value_length(answers["pos_item_ids"]), query_ids)
-    return Truth(query_ids, passages["passage_id"], judgments, {"tasks": tasks}, unjudged, notes)
+    return Truth(query_ids, passages["passage_id"], judgments, lambda: tasks, unjudged, notes)
 
 
 def _parquet_files(folder: Path, config: str) -> list:

@@ -8,6 +8,10 @@ import pytest
 
 from _metrics_helpers import MIPR, plain_mean, plain_mipr, plain_oracle, pytrec_mipr, random_mipr
 
+from mmrhub import oracle as oracles
+from mmrhub.groups import group_means
+from mmrhub.groups import mipr_main_categories
+
 CUTOFFS = (1, 3, 10, 25)
 
 
@@ -82,7 +86,9 @@ def test_readings_are_data_with_a_reason_for_each_default():
         "category": ("path", "leaf"),
         "ideal": ("cutoff", "all"),
     }
-    assert set(MIPR.WHY_DEFAULT) == set(MIPR.READINGS) and all(MIPR.WHY_DEFAULT.values())
+    from mmrhub.benchmarks import MIPR_READINGS, MIPR_WHY_DEFAULT
+
+    assert set(MIPR_WHY_DEFAULT) == set(MIPR_READINGS) == set(MIPR.READINGS) and all(MIPR_WHY_DEFAULT.values())
 
 
 @pytest.mark.parametrize(
@@ -127,27 +133,29 @@ def test_a_mean_over_no_query_is_none():
     assert result["SC-R-L1@10*"] is None and result["num_multi_category_queries"] == 0
     assert result["SC-R-L1@10"] == 0.5
     # no query has an L1 and "skip" leaves them all out: the R-L1 and SC-R-L1 means are undefined too
-    result = score(["a"], [["x"]], [["L2"]], [["c-1"]], [["x"]], k=[10], no_l1="skip", by_category=True)
+    qrels = MIPR.Qrels([["x"]], [["L2"]], [["c-1"]], query_ids=["a"])
+    result = MIPR.evaluate_run(qrels, [["x"]], k=[10], per_query=True, no_l1="skip")
     assert (result["R-L1@10"], result["SC-R-L1@10"], result["SC-R-L1@10*"]) == (None, None, None)
     assert result["per_query"]["R-L1@10"] == [None] and result["nDCG@10"] == 1.0
-    assert result["by_category"]["(no L1)"]["R-L1@10"] is None
+    groups = group_means(result["per_query"], mipr_main_categories(qrels))
+    assert groups["(no L1)"]["R-L1@10"] is None and groups["(no L1)"]["nDCG@10"] == 1.0
 
 
 @pytest.mark.parametrize("order", ["baseline", "coverage"])
 def test_oracle_matches_plain_loops(order):
     query_ids, judged, grades, categories, rankings = random_mipr(14)
     qrels = MIPR.Qrels(judged, grades, categories, query_ids=query_ids)
-    oracle = MIPR.oracle_rankings(qrels, rankings, order=order)
+    oracle = oracles.mipr(qrels, rankings, order=order)
     assert oracle == [plain_oracle(*row, order=order) for row in zip(judged, grades, categories, rankings)]
-    assert MIPR.oracle_rankings(qrels, pa.array(rankings), order=order) == oracle
+    assert oracles.mipr(qrels, pa.array(rankings), order=order) == oracle
     assert oracle != rankings and [sorted(r) for r in oracle] == [sorted(r) for r in rankings]
 
 
 def test_the_coverage_oracle_covers_at_least_as_much():
     query_ids, judged, grades, categories, rankings = random_mipr(15)
     qrels = MIPR.Qrels(judged, grades, categories, query_ids=query_ids)
-    by_grade = MIPR.evaluate_run(qrels, MIPR.oracle_rankings(qrels, rankings), k=[1, 3], per_query=True)
-    covering = MIPR.evaluate_run(qrels, MIPR.oracle_rankings(qrels, rankings, "coverage"), k=[1, 3], per_query=True)
+    by_grade = MIPR.evaluate_run(qrels, oracles.mipr(qrels, rankings), k=[1, 3], per_query=True)
+    covering = MIPR.evaluate_run(qrels, oracles.mipr(qrels, rankings, "coverage"), k=[1, 3], per_query=True)
     for k in (1, 3):
         assert all(c >= b for c, b in zip(covering["per_query"][f"SC-R-L1@{k}"], by_grade["per_query"][f"SC-R-L1@{k}"]))
         assert covering["per_query"][f"nDCG@{k}"] == by_grade["per_query"][f"nDCG@{k}"]
@@ -156,10 +164,10 @@ def test_the_coverage_oracle_covers_at_least_as_much():
 
 def test_oracle_on_a_hand_computed_case():
     qrels = MIPR.Qrels([["a", "b", "c", "d"]], [["L1", "L1", "L2", "L1"]], [["x", "x", "y", "z"]])
-    assert MIPR.oracle_rankings(qrels, [["e", "c", "a", "b", "d"]]) == [["a", "b", "d", "c", "e"]]
-    assert MIPR.oracle_rankings(qrels, [["e", "c", "a", "b", "d"]], order="coverage") == [["a", "d", "b", "c", "e"]]
+    assert oracles.mipr(qrels, [["e", "c", "a", "b", "d"]]) == [["a", "b", "d", "c", "e"]]
+    assert oracles.mipr(qrels, [["e", "c", "a", "b", "d"]], order="coverage") == [["a", "d", "b", "c", "e"]]
     with pytest.raises(ValueError, match=r"order='best': expected one of \['baseline', 'coverage'\]"):
-        MIPR.oracle_rankings(qrels, [["a"]], order="best")
+        oracles.mipr(qrels, [["a"]], order="best")
 
 
 def test_hand_computed_case():
@@ -194,8 +202,9 @@ def test_single_category_query_left_out_of_star():
 
 def test_breakdown_by_top_level_category_partitions_the_queries():
     query_ids, judged, grades, categories, rankings = random_mipr(5)
-    result = score(query_ids, judged, grades, categories, rankings, by_category=True)
-    groups = result["by_category"]
+    qrels = MIPR.Qrels(judged, grades, categories, query_ids=query_ids)
+    result = MIPR.evaluate_run(qrels, rankings, per_query=True)
+    groups = group_means(result["per_query"], mipr_main_categories(qrels))
     assert sum(g["num_queries"] for g in groups.values()) == len(query_ids)
     assert groups["(no L1)"]["num_queries"] == sum(not any(x == "L1" for x in g) for g in grades)
     weighted = sum(g["nDCG@10"] * g["num_queries"] for g in groups.values()) / len(query_ids)
@@ -214,7 +223,7 @@ def test_arrow_and_python_rankings_agree():
     [
         ([["a"]], [["L1"]], [["x"]], [["a", "b", "a"]], r"predictions: query 'q', position 3 lists 'a' a second time"),
         ([["a"]], [["L3"]], [["x"]], [["a"]], r"unknown grade 'L3' at query 'q', position 1; expected one of \['L1', "),
-        ([["a", "a"]], [["L1", "N1"]], [["x", "x"]], [["a"]], r"references: query 'q', position 2 judges 'a' a second time"),
+        ([["a", "a"]], [["L1", "N1"]], [["x", "x"]], [["a"]], r"references: query 'q', position 2 lists 'a' a second time"),
         ([["a", "b"]], [["L1"]], [["x", "x"]], [["a"]], r"references grades: row 0 has 1 values for 2 item ids"),
         ([["a"]], [["L1"]], [["x"], ["y"]], [["a"]], r"references categories: 2 lists for 1 queries"),
         ([["a"]], [["L1"]], [["x"]], [["a"], ["b"]], r"^2 rankings for 1 queries$"),

@@ -41,7 +41,6 @@ Args:
     k (`list` of `int`, optional): cutoffs, default [1, 3, 5].
     variants (`list` of `str`, optional): any of "recall" (default), "hit", "strict".
     per_query (`bool`, optional): add `per_query`, each measure's value for every query.
-    tasks (`list` of `str`, optional): a label per query (e.g. with / without question); adds `by_task`.
 Returns:
     `dict`: Recall@k and Recall-mean (Hit@k / Hit-mean, StrictRecall@k / StrictRecall-mean for the
     other variants), floats in [0, 1], and num_queries.
@@ -83,7 +82,6 @@ class M2kr(evaluate.Metric):
         k=DEFAULT_K,
         variants=("recall",),
         per_query=False,
-        tasks=None,
     ):
         positives = Positives(references, query_ids=query_ids)
-        return evaluate_run(positives, predictions, k=k, variants=variants, per_query=per_query, tasks=tasks)
+        return evaluate_run(positives, predictions, k=k, variants=variants, per_query=per_query)

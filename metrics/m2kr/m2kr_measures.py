@@ -1,6 +1,5 @@
 """M2KR measures: positives prepared once, then each run is a (queries x depth) matrix of positives found."""
 import numpy as np
-import pyarrow as pa
 
 from . import shared
 
@@ -13,14 +12,12 @@ class Positives:
 
     def __init__(self, references, query_ids=None):
         lengths, ids = shared.string_lists(references, "references")
-        self.pairs = shared.Pairs(lengths, ids, query_ids)
+        self.pairs = shared.Pairs(lengths, ids, "references", query_ids)
         self.query_ids, self.num_queries, self.num_positives = self.pairs.query_ids, len(lengths), lengths
         if (lengths == 0).any():
             row = int(np.argmax(lengths == 0))
-            raise ValueError(f"references: {shared.row_name(self.query_ids, row)} has no positive passage")
-        if self.pairs.repeat is not None:
-            raise ValueError(f"references: {shared.where(lengths, self.pairs.repeat, self.query_ids)} lists positive "
-                             f"{ids[self.pairs.repeat].as_py()!r} a second time")
+            name = f"query {self.query_ids[row]!r}" if self.query_ids is not None else f"row {row}"
+            raise ValueError(f"references: {name} has no positive passage")
 
 def per_query_scores(positives, found, ks, variants):
     """Each variant's value per query at each cutoff, and its mean over the cutoffs."""
@@ -35,18 +32,9 @@ def per_query_scores(positives, found, ks, variants):
         scores[f"{VARIANTS[variant]}-mean"] = np.mean([scores[f"{VARIANTS[variant]}@{k}"] for k in ks], axis=0)
     return scores
 
-def evaluate_run(positives, rankings, k=DEFAULT_K, variants=("recall",), per_query=False, tasks=None):
-    """The requested M2KR measures (rank = position in the list); ``tasks`` labels queries for a breakdown."""
+def evaluate_run(positives, rankings, k=DEFAULT_K, variants=("recall",), per_query=False):
+    """The requested M2KR measures (rank = position in the list)."""
     ks = shared.check_cutoffs(k)
     found = np.cumsum(positives.pairs.find(rankings, max(ks)) >= 0, axis=1)
-    labels = None if tasks is None else np.array(list(tasks), dtype=object)
-    if labels is not None and len(labels) != positives.num_queries:
-        raise ValueError(f"{len(labels)} task labels for {positives.num_queries} queries")
     scores = per_query_scores(positives, found, ks, variants)
-    result = shared.summary(scores, positives.query_ids, per_query, labels, "by_task")
-    return {**result, "num_queries": positives.num_queries}
-
-def oracle_rankings(positives, rankings):
-    """Each candidate pool reordered with its positives first, baseline order kept otherwise (Python lists)."""
-    rankings = rankings.to_pylist() if isinstance(rankings, (pa.Array, pa.ChunkedArray)) else list(rankings)
-    return shared.reorder(rankings, positives.pairs.find(rankings) < 0)
+    return {**shared.summary(scores, positives.query_ids, per_query), "num_queries": positives.num_queries}

@@ -5,7 +5,6 @@ import evaluate
 # shared is unused here, but evaluate copies only this file's relative imports next to it
 from .mipr_measures import DEFAULT_K
 from .mipr_measures import READINGS
-from .mipr_measures import WHY_DEFAULT
 from .mipr_measures import Qrels
 from .mipr_measures import evaluate_run
 from .shared import Pairs
@@ -23,9 +22,8 @@ Scores ranked product lists against the MIPR judgments (the card defines each me
 | rule | status |
 | --- | --- |
 | gains L1=2, L2=1, others and unjudged 0; rank = position in the list | fixed by the seed |
-| R-L1: recall of judged L1 items; Hit-L1: an L1 in the top k; SC-R-L1: coverage of the judged L1 leaf categories | fixed by the seed |
-| SC-R-L1@k*: SC-R-L1@k over the queries with at least two L1 categories | fixed by the seed |
-""" + "".join(f"| `{name}`: {' or '.join(values)} | our reading; default {values[0]}: {WHY_DEFAULT[name]} |\n"
+| R-L1: recall of judged L1 items; Hit-L1: an L1 in the top k; SC-R-L1: coverage of the judged L1 leaf categories, and SC-R-L1@k* over the queries with at least two | fixed by the seed |
+""" + "".join(f"| `{name}`: {' or '.join(values)} | our reading; default {values[0]} (the card says why) |\n"
               for name, values in READINGS.items())
 
 _KWARGS_DESCRIPTION = """
@@ -35,12 +33,10 @@ Args:
         N1, N2, N3) and their `treecate_full_path`.
     query_ids (`list` of `str`, optional): names queries in errors and in per-query output.
     k (`list` of `int`, optional): cutoffs, default [10]. Hit-L1@1 is always reported.
-    per_query, by_category (`bool`, optional): add each query's values (None: left out of the mean), or the
-        means per query's main top-level category.
+    per_query (`bool`, optional): add each query's values (None: left out of the mean).
     no_l1, recall_denominator, covered_by, category, ideal (`str`, optional): the readings in the table above.
 Returns:
-    `dict`: nDCG@k, R-L1@k, Hit-L1@1, Hit-L1@k, SC-R-L1@k, SC-R-L1@k* (in [0, 1], or None), num_queries and
-    num_multi_category_queries.
+    `dict`: nDCG@k, R-L1@k, Hit-L1@1, Hit-L1@k, SC-R-L1@k, SC-R-L1@k* (in [0, 1], or None) and query counts.
 Examples:
     >>> import evaluate
     >>> mipr = evaluate.load("metrics/mipr")
@@ -61,17 +57,14 @@ Examples:
 class Mipr(evaluate.Metric):
     def _info(self):
         strings = datasets.Sequence(datasets.Value("string"))
-        features = datasets.Features({name: strings for name in ("predictions", "references", "grades", "categories")})
+        features = datasets.Features(dict.fromkeys(("predictions", "references", "grades", "categories"), strings))
         info = evaluate.MetricInfo(description=_DESCRIPTION, citation=_CITATION, inputs_description=_KWARGS_DESCRIPTION,
-                                   features=features, reference_urls=["https://github.com/usnistgov/trec_eval"])
-        # Arrow columns reach _compute, not Python lists; set here as MetricInfo refuses it for nested features
-        info.format = "arrow"
+                                   features=features)
+        info.format = "arrow"  # Arrow columns reach _compute, not Python lists (MetricInfo refuses it for nested ones)
         return info
 
     def _compute(self, predictions, references, grades, categories, query_ids=None, k=DEFAULT_K, per_query=False,
-                 by_category=False, no_l1="zero", recall_denominator="judged", covered_by="L1", category="path",
-                 ideal="cutoff"):
+                 no_l1="zero", recall_denominator="judged", covered_by="L1", category="path", ideal="cutoff"):
         qrels = Qrels(references, grades, categories, query_ids=query_ids)
-        readings = dict(no_l1=no_l1, recall_denominator=recall_denominator, covered_by=covered_by, category=category,
-                        ideal=ideal)
-        return evaluate_run(qrels, predictions, k=k, per_query=per_query, by_category=by_category, **readings)
+        return evaluate_run(qrels, predictions, k=k, per_query=per_query, no_l1=no_l1, ideal=ideal,
+                            recall_denominator=recall_denominator, covered_by=covered_by, category=category)

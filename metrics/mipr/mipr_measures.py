@@ -1,23 +1,14 @@
 """MIPR measures: judgments prepared once, then each run is a (queries x depth) matrix of judged gains."""
 import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import shared
 
 GAINS = {"L1": 2, "L2": 1, "N1": 0, "N2": 0, "N3": 0}
 DEFAULT_K = (10,)
-NO_L1 = "(no L1)"
 # The rules the seed leaves open, as keyword options: their values, the default (today's behaviour) first.
 READINGS = {"no_l1": ("zero", "skip"), "recall_denominator": ("judged", "capped"), "covered_by": ("L1", "judged"),
             "category": ("path", "leaf"), "ideal": ("cutoff", "all")}
-WHY_DEFAULT = {
-    "no_l1": "trec_eval's rule: a query without relevant items scores 0 and stays in the mean",
-    "recall_denominator": "the seed's R-L1 is recall of the judged L1 products, so of all of them",
-    "covered_by": "the measure is L1 recall: only an optimal (L1) product solves the need",
-    "category": "the seed: treecate_full_path provides the leaf category",
-    "ideal": "trec_eval's ndcg_cut: the ideal ranking is cut at k, as the run is",
-}
 
 def check_readings(readings):
     """Keyword options -> the value of every open rule, defaults filled in."""
@@ -33,28 +24,21 @@ def distinct(keys):
     return keys[np.diff(keys, prepend=-1) != 0]
 
 class Qrels:
-    """MIPR judgments prepared once: each judged (query, item) pair's gain and category codes. Per-judgment arrays
-    end with one extra entry (gain 0, category -1) for the index -1, "not judged"."""
-
+    """MIPR judgments prepared once; per-judgment arrays end with an entry (gain 0, category -1) for "not judged"."""
     def __init__(self, references, grades, categories, query_ids=None):
         lengths, items = shared.string_lists(references, "references")
-        self.pairs = shared.Pairs(lengths, items, query_ids)
+        self.pairs = shared.Pairs(lengths, items, "references", query_ids)
         self.query_ids, self.num_queries, rows = self.pairs.query_ids, len(lengths), self.pairs.rows
-        if self.pairs.repeat is not None:
-            raise ValueError(f"references: {shared.where(lengths, self.pairs.repeat, self.query_ids)} judges "
-                             f"{items[self.pairs.repeat].as_py()!r} a second time")
         labels = pc.dictionary_encode(shared.string_lists(grades, "references grades", like=lengths)[1])
-        known = pc.index_in(labels.dictionary, value_set=pa.array(list(GAINS))).fill_null(-1).to_numpy()
-        grade = known[labels.indices.to_numpy()]
-        if (grade < 0).any():
-            at = int(np.argmax(grade < 0))
+        gain = np.array([GAINS.get(label, -1) for label in labels.dictionary.to_pylist()], np.int8)[labels.indices]
+        if (gain < 0).any():
+            at = int(np.argmax(gain < 0))
             raise ValueError(f"references grades: unknown grade {labels[at].as_py()!r} at "
                              f"{shared.where(lengths, at, self.query_ids)}; expected one of {list(GAINS)}")
-        self.gain = np.append(np.array(list(GAINS.values()), dtype=np.int8)[grade], 0)
+        self.gain = np.append(gain, 0)
         paths = pc.dictionary_encode(shared.string_lists(categories, "references categories", like=lengths)[1])
         self.paths, path = paths.dictionary, paths.indices.to_numpy()
-        # the "leaf" reading: each path's last segment
-        leaf = pc.dictionary_encode(pc.replace_substring_regex(self.paths, "^.*-", "")).indices.to_numpy()
+        leaf = pc.dictionary_encode(pc.replace_substring_regex(self.paths, "^.*-", "")).indices.to_numpy()  # last part
         self.category = {"path": np.append(path, -1), "leaf": np.append(leaf[path], -1)}
         l1, self.width = self.gain[:-1] == GAINS["L1"], max(len(self.paths), 1)
         self.num_l1 = np.bincount(rows[l1], minlength=len(lengths))
@@ -71,16 +55,6 @@ class Qrels:
         l1_end, l2_end = np.minimum(self.num_l1, depth), np.minimum(self.num_l1 + self.num_l2, depth)
         return GAINS["L1"] * cumulative[l1_end] + GAINS["L2"] * (cumulative[l2_end] - cumulative[l1_end])
 
-    def top_categories(self):
-        """Each query's most frequent first path segment among its L1 items (ties: first by name), else NO_L1."""
-        l1 = self.gain[:-1] == GAINS["L1"]
-        tops = pc.replace_substring_regex(self.paths, "-.*", "").take(self.category["path"][:-1][l1])  # first segment
-        pairs = pa.table({"row": self.pairs.rows[l1], "top": tops})
-        counts = pairs.group_by(["row", "top"]).aggregate([([], "count_all")])
-        ranked = counts.sort_by([("count_all", "ascending"), ("top", "descending")])  # each row's best comes last
-        best = dict(zip(ranked["row"].to_pylist(), ranked["top"].to_pylist()))
-        return np.array([best.get(row, NO_L1) for row in range(self.num_queries)], dtype=object)
-
 def first_covers(qrels, judged, category, covered_by):
     """True where a cell covers one of its query's L1 categories for the first time, left to right."""
     code = qrels.category[category][judged]
@@ -95,7 +69,6 @@ def per_query_scores(qrels, judged, ks, reading):
     """Each measure per query, NaN where the readings leave the query out of the mean."""
     def ratio(part, whole, undefined):
         return np.divide(part, whole, out=np.full(len(part), undefined), where=whole > 0)
-
     gain = qrels.gain[judged]
     dcg = np.cumsum(gain / np.log2(np.arange(2, gain.shape[1] + 2)), axis=1)
     l1_found = np.cumsum(gain == GAINS["L1"], axis=1)
@@ -113,23 +86,11 @@ def per_query_scores(qrels, judged, ks, reading):
         scores[f"SC-R-L1@{k}*"] = np.where(num_categories >= 2, scores[f"SC-R-L1@{k}"], np.nan)
     return scores
 
-def evaluate_run(qrels, rankings, k=DEFAULT_K, per_query=False, by_category=False, **readings):
+def evaluate_run(qrels, rankings, k=DEFAULT_K, per_query=False, **readings):
     """All MIPR measures of rankings aligned with ``qrels``' queries (rank = position in the list)."""
     reading, ks = check_readings(readings), shared.check_cutoffs(k)
     scores = per_query_scores(qrels, qrels.pairs.find(rankings, max(ks)), ks, reading)
-    labels = qrels.top_categories() if by_category else None
     multi = int((qrels.num_categories[reading["category"]] >= 2).sum())
-    result = shared.summary(scores, qrels.query_ids, per_query, labels, "by_category")
+    result = shared.summary(scores, qrels.query_ids, per_query)
     return {**result, "num_queries": qrels.num_queries, "num_multi_category_queries": multi}
 
-def oracle_rankings(qrels, rankings, order="baseline"):
-    """Each pool reordered by true gain (L1, L2, the rest; baseline order within a grade) as Python lists;
-    ``order="coverage"`` first puts the L1 items of L1 categories not yet covered."""
-    if order not in ("baseline", "coverage"):
-        raise ValueError(f"order={order!r}: expected one of ['baseline', 'coverage']")
-    rankings = rankings.to_pylist() if isinstance(rankings, (pa.Array, pa.ChunkedArray)) else list(rankings)
-    judged = qrels.pairs.find(rankings)
-    tier = GAINS["L1"] - qrels.gain[judged]  # 0 for L1, 1 for L2, 2 for the rest
-    if order == "coverage":  # 0 for an L1 item of a category not yet covered, then 1 for the other L1 items, ...
-        tier = tier + 1 - first_covers(qrels, judged, "path", "L1")
-    return shared.reorder(rankings, tier)
