@@ -337,11 +337,11 @@ def validate(run: Run, truth, ignore_unknown_queries: bool = False) -> pa.ListAr
 
     codes = pc.index_in(ids, value_set=truth.corpus_ids).fill_null(-1).to_numpy()  # -1: not in the corpus
     report(np.flatnonzero(codes < 0), lambda i: f"{at(i)}: {ids[i].as_py()!r} is not in the corpus")
-    order = np.lexsort((codes, entry_of))  # each entry's ids by code, equal codes in ranking order
-    sorted_codes = codes[order]
-    again = (sorted_codes[1:] == sorted_codes[:-1]) & (sorted_codes[1:] >= 0) & (entry_of[1:] == entry_of[:-1])
-    repeated = np.sort(order[1:][again])
-    del order, sorted_codes, again
+    keys = entry_of.astype(np.int64) * len(truth.corpus_ids) + np.maximum(codes, 0)
+    order = np.argsort(keys, kind="stable")  # each entry's ids by code, equal codes in ranking order
+    keys = keys[order]
+    repeated = np.sort(order[1:][(keys[1:] == keys[:-1]) & (codes[order[1:]] >= 0)])
+    del keys, order
 
     def first_position(i):
         start = offsets[entry_of[i]]
