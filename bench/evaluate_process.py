@@ -116,12 +116,27 @@ with pandas_free.kept_out():
 
 
 def generate(work: Path) -> None:
-    """The synthetic data, ten top-50 runs, and a 1-id and a 1,000-id run (JSON and TREC)."""
+    """The synthetic data, ten top-50 runs, a 1-id and a 1,000-id run (JSON and TREC), and the latter with its
+    queries reversed (what is there already is kept)."""
     data_dir = work / "mipr"
-    make_mipr_synthetic.make(data_dir)
-    write_runs(data_dir, work, 10, 50)
-    for depth, prefix in ((1, "small"), (1000, "large")):
-        as_trec(write_runs(data_dir, work, 1, depth, seed=depth, prefix=prefix)[0])
+    if not (work / "large0.trec").is_file():
+        make_mipr_synthetic.make(data_dir)
+        write_runs(data_dir, work, 10, 50)
+        for depth, prefix in ((1, "small"), (1000, "large")):
+            as_trec(write_runs(data_dir, work, 1, depth, seed=depth, prefix=prefix)[0])
+    reversed_queries(work / "large0.trec")
+
+
+def reversed_queries(trec: Path) -> Path:
+    """The same TREC run with its queries in reverse order: validation must then reorder the rankings."""
+    out = trec.with_name(f"{trec.stem}-reversed.trec")
+    if not out.is_file():
+        groups = {}
+        with open(trec, encoding="utf-8") as lines:
+            for line in lines:
+                groups.setdefault(line.split(" ", 1)[0], []).append(line)
+        out.write_text("".join(line for lines in reversed(groups.values()) for line in lines), encoding="utf-8")
+    return out
 
 
 def run_memory(data_dir: Path, work: Path) -> None:
@@ -129,11 +144,14 @@ def run_memory(data_dir: Path, work: Path) -> None:
     small, large = work / "small0.json", work / "large0.json"
     python = [sys.executable, "-c", READ_AND_VALIDATE, str(data_dir)]
     print("\n| run format | file | peak RSS, 1-id run | peak RSS, this run | difference / file size |\n|---|---:|---:|---:|---:|")
-    for path, small_path in ((large, small), (large.with_suffix(".trec"), small.with_suffix(".trec"))):
+    trec, small_trec = large.with_suffix(".trec"), small.with_suffix(".trec")
+    reordered = trec.with_name(f"{trec.stem}-reversed.trec")
+    cases = (("JSON", large, small), ("TREC", trec, small_trec), ("TREC, queries reversed", reordered, small_trec))
+    for name, path, small_path in cases:
         base = min(timed(python + [str(small_path)])[1] for _ in range(2))
         peak = min(timed(python + [str(path)])[1] for _ in range(2))
         size = path.stat().st_size / 2**20
-        print(f"| {path.suffix[1:].upper()} | {size:.0f} MiB | {base:.0f} MiB | {peak:.0f} MiB | **{(peak - base) / size:.2f}** |")
+        print(f"| {name} | {size:.0f} MiB | {base:.0f} MiB | {peak:.0f} MiB | **{(peak - base) / size:.2f}** |")
 
 
 def main():
@@ -148,7 +166,7 @@ def main():
         return generate(Path(args.generate))
     work = Path(args.keep or tempfile.mkdtemp(prefix="mmrhub-bench-"))
     data_dir = work / "mipr"
-    if not (work / "large0.trec").is_file():
+    if not (work / "large0-reversed.trec").is_file():
         subprocess.run([sys.executable, __file__, "--generate", str(work)], check=True)
     runs = sorted(work.glob("run[0-9].json"))
     mmrhub = [str(Path(sys.executable).parent / "mmrhub"), "evaluate", "mipr", "--data-dir", str(data_dir)]

@@ -195,3 +195,31 @@ def test_official_data_reproduces_the_seed_table(capsys):
     out = capsys.readouterr().out
     print(out)
     assert code == 0, out
+
+
+@pytest.mark.parametrize("reading", [{}, {"no_l1": "skip", "recall_denominator": "capped", "covered_by": "judged",
+                                          "category": "leaf", "ideal": "all"}])
+def test_cached_tables_score_like_plain_loops_over_the_files(tmp_path, monkeypatch, reading):
+    # The cache keeps the judgments coded against the corpus and reordered within each query: the first call (read
+    # and cache) and the second (from the cache) must both give what plain loops over the raw files give.
+    from mmrhub.benchmarks import MIPR
+    from mmrhub.scoring import read_valid_run
+    from mmrhub.scoring import score
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    results = []
+    for _ in range(2):
+        truth = MIPR.read_truth(MIPR_DIR)
+        results.append(score(MIPR, truth, read_valid_run(truth, RERANKER)[1], {"k": (10,), **reading}))
+    assert len(list((tmp_path / "mmrhub" / "truth").iterdir())) == 1 and results[0] == results[1]
+    category = {row["item_id"]: row["treecate_full_path"] for row in jsonl(MIPR_DIR / "mipr_corpus.jsonl")}
+    run = {entry["qid"]: [d["did"] for d in entry["ranked"]] for entry in json.loads(RERANKER.read_text())}
+    per_query = results[1]["per_query"]
+    for row in jsonl(MIPR_DIR / "mipr_annotation.jsonl"):
+        ids = [i["item_id"] for i in row["items"]]
+        grades = [i["final_grade"] for i in row["items"]]
+        plain = plain_mipr(ids, grades, [category[i] for i in ids], run[row["idx"]], 10, **reading)
+        at = per_query["query_id"].index(row["idx"])
+        assert per_query["nDCG@10"][at] == pytest.approx(plain["ndcg"])
+        assert per_query["R-L1@10"][at] == pytest.approx(plain["recall"])
+        assert per_query["SC-R-L1@10"][at] == pytest.approx(plain["sc"])

@@ -211,3 +211,15 @@ def test_an_unusable_datasets_cache_is_one_line(tmp_path):
     result = subprocess.run([sys.executable, "-m", "mmrhub.cli", "info", "mipr"], env=env, capture_output=True, text=True)
     assert result.returncode == 1
     assert result.stderr.startswith("mmrhub info: error:") and "Traceback" not in result.stderr, result.stderr
+
+
+def test_the_executable_exits_with_the_commands_code_and_all_its_output(tmp_path):
+    # console() freezes the objects before exiting: output must still be flushed and files written
+    code = "from mmrhub.cli import console; console()"
+    ok = subprocess.run([sys.executable, "-c", code, "evaluate", "mipr", "--json", str(tmp_path / "s.json")],
+                        capture_output=True, text=True)
+    assert ok.returncode == 0 and "| Candidate-pool Oracle |" in ok.stdout, ok.stderr
+    assert json.loads((tmp_path / "s.json").read_text())["benchmark"] == "mipr"
+    bad = subprocess.run([sys.executable, "-c", code, "evaluate", "mipr", "--data-dir", str(tmp_path / "none")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "name the run files to score" in bad.stderr
