@@ -83,6 +83,17 @@ def as_trec(path: Path) -> Path:
     return out
 
 
+def as_kaggle(path: Path) -> Path:
+    """The run in the M2KR Kaggle layout (``question_id,passage_id`` with a JSON list of ids)."""
+    out = path.with_suffix(".csv")
+    with open(out, "w", encoding="utf-8") as f:
+        f.write("question_id,passage_id\n")
+        for entry in json.loads(path.read_text(encoding="utf-8")):
+            ids = json.dumps([item["did"] for item in entry["ranked"]]).replace('"', '""')
+            f.write(f'{entry["qid"]},"{ids}"\n')
+    return out
+
+
 def compare(name, ours, peer, rounds: int, cold: bool = False) -> dict:
     """``cold``: each mmrhub process starts with an empty cache of validated tables (a fresh HF_HOME)."""
     times = {"mmrhub": [], "peer": []}
@@ -116,8 +127,8 @@ with pandas_free.kept_out():
 
 
 def generate(work: Path) -> None:
-    """The synthetic data, ten top-50 runs, a 1-id and a 1,000-id run (JSON and TREC), and the latter with its
-    queries reversed (what is there already is kept)."""
+    """The synthetic data, ten top-50 runs, a 1-id and a 1,000-id run (JSON, TREC and Kaggle CSV), and the TREC
+    one with its queries reversed (what is there already is kept)."""
     data_dir = work / "mipr"
     if not (work / "large0.trec").is_file():
         make_mipr_synthetic.make(data_dir)
@@ -125,6 +136,9 @@ def generate(work: Path) -> None:
         for depth, prefix in ((1, "small"), (1000, "large")):
             as_trec(write_runs(data_dir, work, 1, depth, seed=depth, prefix=prefix)[0])
     reversed_queries(work / "large0.trec")
+    for prefix in ("small", "large"):
+        if not (work / f"{prefix}0.csv").is_file():
+            as_kaggle(work / f"{prefix}0.json")
 
 
 def reversed_queries(trec: Path) -> Path:
@@ -146,7 +160,8 @@ def run_memory(data_dir: Path, work: Path) -> None:
     print("\n| run format | file | peak RSS, 1-id run | peak RSS, this run | difference / file size |\n|---|---:|---:|---:|---:|")
     trec, small_trec = large.with_suffix(".trec"), small.with_suffix(".trec")
     reordered = trec.with_name(f"{trec.stem}-reversed.trec")
-    cases = (("JSON", large, small), ("TREC", trec, small_trec), ("TREC, queries reversed", reordered, small_trec))
+    cases = (("JSON", large, small), ("TREC", trec, small_trec), ("TREC, queries reversed", reordered, small_trec),
+             ("Kaggle CSV", large.with_suffix(".csv"), small.with_suffix(".csv")))
     for name, path, small_path in cases:
         base = min(timed(python + [str(small_path)])[1] for _ in range(2))
         peak = min(timed(python + [str(path)])[1] for _ in range(2))
@@ -166,7 +181,7 @@ def main():
         return generate(Path(args.generate))
     work = Path(args.keep or tempfile.mkdtemp(prefix="mmrhub-bench-"))
     data_dir = work / "mipr"
-    if not (work / "large0-reversed.trec").is_file():
+    if not (work / "large0.csv").is_file():
         subprocess.run([sys.executable, __file__, "--generate", str(work)], check=True)
     runs = sorted(work.glob("run[0-9].json"))
     mmrhub = [str(Path(sys.executable).parent / "mmrhub"), "evaluate", "mipr", "--data-dir", str(data_dir)]

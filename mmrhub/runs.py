@@ -126,6 +126,7 @@ def _read_json(path: str, bom: int) -> Run:
             parse_options=paj.ParseOptions(explicit_schema=_JSON_SCHEMA, unexpected_field_behavior="ignore"),
         )
         del wrapped
+        pa.default_memory_pool().release_unused()
         entries = table["run"].combine_chunks()
         if entries.null_count or len(entries) != 1:
             raise pa.ArrowInvalid("not one array")
@@ -266,7 +267,37 @@ def _trec_run(path, qids, dids, ranks, scores, lines) -> Run:
 
 def _read_kaggle(path: str, bom: int) -> Run:
     """M2KR Kaggle submission: ``question_id,passage_id`` (a JSON list of ids), with or without the header,
-    with or without a pandas index column."""
+    with or without a pandas index column. pyarrow's CSV reader reads the cells and its JSON reader the lists."""
+    with open(path, "rb") as handle:
+        first = handle.read(1 << 16)[bom:].split(b"\n", 1)[0].decode("utf-8", "replace")
+    cells = next(csv.reader([first]), [])
+    header = int([cell.strip().lower() for cell in cells][-2:] == ["question_id", "passage_id"])
+    names = [f"column{i}" for i in range(len(cells))]
+    options = paj.ParseOptions(explicit_schema=pa.schema([("ids", pa.list_(pa.string()))]))
+    query_ids, rankings = [], []
+    try:  # a block of rows at a time, so that only a block is held twice
+        for rows in pacsv.open_csv(
+            path,
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows=header, use_threads=False),
+            parse_options=pacsv.ParseOptions(ignore_empty_lines=False),
+            convert_options=pacsv.ConvertOptions(column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=False),
+        ):
+            query_ids.append(pc.utf8_trim_whitespace(rows[names[-2]]))
+            # the block's lists as the JSON Lines document {"ids": [...]}, one line per row
+            lines = pc.binary_join_element_wise('{"ids": ', rows[names[-1]], "}", "")
+            document = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(lines)], pa.int32()), lines), "\n")[0]
+            rankings.append(paj.read_json(pa.BufferReader(document.as_buffer()), parse_options=options)["ids"].combine_chunks())
+        qids, ids = pa.concat_arrays(query_ids), pa.concat_arrays(rankings)
+        if len(ids) != len(qids) or ids.null_count or ids.values.null_count:
+            raise pa.ArrowInvalid("not one list of ids per row")
+    except (pa.ArrowInvalid, ValueError):  # numbers for ids, a blank or odd line: read again below, naming the line
+        return _read_kaggle_slowly(path, bom)
+    lines = np.repeat(np.arange(1 + header, len(qids) + 1 + header, dtype=np.int32), np.diff(ids.offsets.to_numpy()))
+    return Run(path, "kaggle", qids, ids, pa.ListArray.from_arrays(ids.offsets, pa.nulls(len(lines), pa.float64())),
+               pa.ListArray.from_arrays(ids.offsets, pa.array(lines)))
+
+
+def _read_kaggle_slowly(path: str, bom: int) -> Run:
     rows = list(csv.reader(_file_bytes(path, bom).decode("utf-8", "replace").splitlines()))
     start = 1 if [cell.strip().lower() for cell in rows[0]][-2:] == ["question_id", "passage_id"] else 0
     width = len(rows[start - 1]) if start else len(rows[0])

@@ -123,6 +123,25 @@ def test_kaggle_csv_variants(capsys, tmp_path, variant):
     assert scores_of(capsys, "evaluate", "m2kr", run) == scores_of(capsys, "evaluate", "m2kr", M2KR_RUN)
 
 
+@pytest.mark.parametrize("variant", ["header", "no header", "pandas index", "blank line", "numeric ids"])
+def test_kaggle_csv_read_by_pyarrow_as_by_the_python_reader(tmp_path, monkeypatch, variant):
+    from mmrhub import runs
+
+    rows = kaggle_rows()
+    if variant == "numeric ids":  # JSON numbers: pyarrow's reader refuses them, the Python reader takes them
+        rows[0] = (rows[0][0], "[27558, 12]")
+    text = csv_text(rows, header="" if variant == "no header" else "question_id,passage_id", index=variant == "pandas index")
+    path = tmp_path / "submission.csv"
+    path.write_text(text.replace("\n", "\n\n", 1) if variant == "blank line" else text, encoding="utf-8")
+    slow = runs._read_kaggle_slowly(str(path), 0)
+    if variant not in ("blank line", "numeric ids"):  # read by pyarrow alone: the Python reader must not be called
+        monkeypatch.setattr(runs, "_read_kaggle_slowly", None)
+    fast = runs._read_kaggle(str(path), 0)
+    assert fast.query_ids.to_pylist() == slow.query_ids.to_pylist() and len(fast.query_ids) == len(rows)
+    assert fast.rankings.to_pylist() == slow.rankings.to_pylist() and fast.lines.to_pylist() == slow.lines.to_pylist()
+    assert fast.scores.to_pylist() == slow.scores.to_pylist()
+
+
 def test_refusal_names_the_format_it_assumed(capsys, tmp_path):
     run = tmp_path / "run.txt"
     run.write_text("1 Q0 abc 1 0.5\n", encoding="utf-8")
