@@ -39,13 +39,13 @@ class RunError(ValueError):
 
 @dataclass
 class Run:
-    """One entry per query as the file lists them: ids (and scores, null where absent) as Arrow lists."""
+    """One entry per query as the file lists them: ids and scores (null where absent) as Arrow lists."""
 
     path: str
     format: str
     query_ids: pa.Array
     rankings: pa.ListArray
-    scores: pa.ListArray
+    scores: Optional[pa.ListArray]  # None: the format has no scores (the Kaggle CSV)
     lines: Optional[pa.ListArray] = None  # text formats: the line of each ranked id
     notes: list = field(default_factory=list)  # what the user should know, e.g. scores that contradict ranks
     problems: list = field(default_factory=list)  # found while reading; validation reports them with its own
@@ -293,8 +293,7 @@ def _read_kaggle(path: str, bom: int) -> Run:
     except (pa.ArrowInvalid, ValueError):  # numbers for ids, a blank or odd line: read again below, naming the line
         return _read_kaggle_slowly(path, bom)
     lines = np.repeat(np.arange(1 + header, len(qids) + 1 + header, dtype=np.int32), np.diff(ids.offsets.to_numpy()))
-    return Run(path, "kaggle", qids, ids, pa.ListArray.from_arrays(ids.offsets, pa.nulls(len(lines), pa.float64())),
-               pa.ListArray.from_arrays(ids.offsets, pa.array(lines)))
+    return Run(path, "kaggle", qids, ids, None, pa.ListArray.from_arrays(ids.offsets, pa.array(lines)))
 
 
 def _read_kaggle_slowly(path: str, bom: int) -> Run:
@@ -316,8 +315,8 @@ def _read_kaggle_slowly(path: str, bom: int) -> Run:
         query_ids.append(row[-2].strip())
         rankings.append([str(i) for i in ids])
         lines.append([number] * len(ids))
-    return Run(path, "kaggle", pa.array(query_ids, pa.string()), pa.array(rankings, pa.list_(pa.string())),
-               pa.array([[None] * len(r) for r in rankings], pa.list_(pa.float64())), pa.array(lines, pa.list_(pa.int64())))
+    return Run(path, "kaggle", pa.array(query_ids, pa.string()), pa.array(rankings, pa.list_(pa.string())), None,
+               pa.array(lines, pa.list_(pa.int64())))
 
 
 def restore_stripped_ids(run: Run, corpus_ids: pa.Array) -> Run:
@@ -368,20 +367,32 @@ def validate(run: Run, truth, ignore_unknown_queries: bool = False) -> pa.ListAr
 
     codes = pc.index_in(ids, value_set=truth.corpus_ids).fill_null(-1).to_numpy()  # -1: not in the corpus
     report(np.flatnonzero(codes < 0), lambda i: f"{at(i)}: {ids[i].as_py()!r} is not in the corpus")
-    keys = entry_of.astype(np.int64) * len(truth.corpus_ids) + np.maximum(codes, 0)
-    order = np.argsort(keys, kind="stable")  # each entry's ids by code, equal codes in ranking order
-    keys = keys[order]
-    repeated = np.sort(order[1:][(keys[1:] == keys[:-1]) & (codes[order[1:]] >= 0)])
-    del keys, order
+
+    def pair_keys():  # an int64 per ranked id, equal for an id listed twice in an entry, unique if not in the corpus
+        keys = entry_of.astype(np.int64)
+        keys *= len(truth.corpus_ids)
+        keys += codes
+        keys[codes < 0] = -1 - np.flatnonzero(codes < 0)
+        return keys
+
+    keys = pair_keys()
+    keys.sort()  # in place: a large run's keys are held once
+    repeated = np.zeros(0, dtype=np.int64)
+    if (keys[1:] == keys[:-1]).any():  # then find where, for the report
+        keys = pair_keys()
+        order = np.argsort(keys, kind="stable")  # each entry's ids by code, equal codes in ranking order
+        repeated = np.sort(order[1:][keys[order[1:]] == keys[order[:-1]]])
+    del keys
 
     def first_position(i):
         start = offsets[entry_of[i]]
         return int(np.argmax(codes[start:i] == codes[i])) + 1
 
     report(repeated, lambda i: f"{at(i)}: {ids[i].as_py()!r} already at position {first_position(i)}")
-    scores = run.scores.values
-    not_finite = pc.and_(scores.is_valid(), pc.invert(pc.is_finite(scores))).to_numpy(zero_copy_only=False)
-    report(np.flatnonzero(not_finite), lambda i: f"{at(i)}: score {scores[i].as_py()!r} is not a finite number")
+    if run.scores is not None:
+        scores = run.scores.values
+        not_finite = pc.and_(scores.is_valid(), pc.invert(pc.is_finite(scores))).to_numpy(zero_copy_only=False)
+        report(np.flatnonzero(not_finite), lambda i: f"{at(i)}: score {scores[i].as_py()!r} is not a finite number")
     missing = pc.filter(truth.query_ids, pc.invert(pc.is_in(truth.query_ids, value_set=run.query_ids))).to_pylist()
     found.append((len(missing), [f"query {qid!r}: missing from the run" for qid in missing[:MAX_LISTED]]))
     raise_problems(run.path, [m for _, messages in found for m in messages], total=sum(n for n, _ in found))
@@ -392,7 +403,8 @@ def validate(run: Run, truth, ignore_unknown_queries: bool = False) -> pa.ListAr
 
 def _keep_entries(run: Run, keep) -> None:
     take = pa.array(keep, pa.int64())
-    run.query_ids, run.rankings, run.scores = run.query_ids.take(take), run.rankings.take(take), run.scores.take(take)
+    run.query_ids, run.rankings = run.query_ids.take(take), run.rankings.take(take)
+    run.scores = run.scores.take(take) if run.scores is not None else None
     run.lines = run.lines.take(take) if run.lines is not None else None
 
 
