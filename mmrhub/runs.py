@@ -365,7 +365,8 @@ def validate(run: Run, truth, ignore_unknown_queries: bool = False) -> pa.ListAr
     def at(i):  # how the id at flat index i is named
         return run.where(entry_of[i], i - offsets[entry_of[i]])
 
-    codes = pc.index_in(ids, value_set=truth.corpus_ids).fill_null(-1).to_numpy()  # -1: not in the corpus
+    corpus_codes = pc.index_in(ids, value_set=truth.corpus_ids).fill_null(-1)  # -1: not in the corpus
+    codes = corpus_codes.to_numpy()
     report(np.flatnonzero(codes < 0), lambda i: f"{at(i)}: {ids[i].as_py()!r} is not in the corpus")
 
     def pair_keys():  # an int64 per ranked id, equal for an id listed twice in an entry, unique if not in the corpus
@@ -397,7 +398,7 @@ def validate(run: Run, truth, ignore_unknown_queries: bool = False) -> pa.ListAr
     found.append((len(missing), [f"query {qid!r}: missing from the run" for qid in missing[:MAX_LISTED]]))
     raise_problems(run.path, [m for _, messages in found for m in messages], total=sum(n for n, _ in found))
     # ids as codes into the corpus ids: a quarter of the strings' memory, and the metric's index needs no encoding
-    coded = pa.ListArray.from_arrays(run.rankings.offsets, pa.DictionaryArray.from_arrays(pa.array(codes), truth.corpus_ids))
+    coded = pa.ListArray.from_arrays(run.rankings.offsets, pa.DictionaryArray.from_arrays(corpus_codes, truth.corpus_ids))
     return coded.take(pc.index_in(truth.query_ids, value_set=run.query_ids))
 
 

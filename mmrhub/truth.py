@@ -252,7 +252,7 @@ def _coverage_notes(queries_source, num_unjudged: int, list_lengths, query_ids) 
         notes.append(
             f"{num_unjudged} queries of {queries_source} have no judgment row: they are left out of every mean."
         )
-    empty = int(pc.sum(pc.equal(list_lengths, 0)).as_py() or 0)
+    empty = int((list_lengths.to_numpy() == 0).sum())
     if empty:
         notes.append(f"{empty} judged queries have an empty judgment list: they score 0 and stay in the means.")
     return notes
