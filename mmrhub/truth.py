@@ -140,7 +140,7 @@ def read_mipr(data_dir) -> Truth:
     def read():
         return {name: _read_jsonl(folder / name, schema) for name, schema in MIPR_SCHEMAS.items()}
 
-    def judgments(tables):  # as the metric indexes them: ids coded against the corpus, in code order per query
+    def prepared(tables):  # judgments as the metric indexes them: ids coded against the corpus, in code order per query
         annotation, corpus = tables["mipr_annotation.jsonl"], tables["mipr_corpus.jsonl"]
         items = annotation["items"]
         codes = pc.index_in(pc.struct_field(items.values, [0]), value_set=corpus["item_id"]).to_numpy()
@@ -158,7 +158,7 @@ def read_mipr(data_dir) -> Truth:
                 "judgments": {"idx": annotation["idx"], **lists}}
 
     sources = [folder / name for name in MIPR_SCHEMAS]
-    tables = _validated(folder, "mipr", sources, read, _mipr_valid, build, judgments)
+    tables = _validated(folder, "mipr", sources, read, _mipr_valid, build, prepared)
     queries, corpus, judged = tables["mipr_query.jsonl"], tables["mipr_corpus.jsonl"], tables["judgments"]
     query_ids = judged["idx"]
     judgments = mipr_measures.Qrels(judged["item_ids"], judged["grades"], judged["categories"],
