@@ -126,7 +126,6 @@ def _read_json(path: str, bom: int) -> Run:
             parse_options=paj.ParseOptions(explicit_schema=_JSON_SCHEMA, unexpected_field_behavior="ignore"),
         )
         del wrapped
-        pa.default_memory_pool().release_unused()
         entries = table["run"].combine_chunks()
         if entries.null_count or len(entries) != 1:
             raise pa.ArrowInvalid("not one array")
