@@ -91,6 +91,12 @@ class Benchmark:
         """The bundled sample in the official layout (also inside an installed wheel)."""
         return SAMPLES / self.name
 
+    def builder_options(self, check_images: bool = True, images_dir=None) -> dict:
+        """The builder's own keywords: ``check_images``, and M2KR's ``images_dir`` (archives kept elsewhere)."""
+        if images_dir and not self.images_dir_option:
+            raise ValueError(f"{self.title} takes no --images-dir: its images are read from DATA_DIR/images/.")
+        return {"check_images": check_images, **({"images_dir": images_dir} if images_dir else {})}
+
     def runs_shipped_with(self, data_dir=None) -> list:
         """(row name, path) of the runs shipped with the data folder (the bundled sample without one)."""
         if data_dir is None:

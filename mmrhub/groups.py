@@ -16,6 +16,8 @@ def group_means(per_query: dict, labels) -> dict:
     """
     labels = np.asarray(labels, dtype=object)
     values = {name: np.array(column, dtype=float) for name, column in per_query.items() if name != "query_id"}
+    if any(len(v) != len(labels) for v in values.values()):
+        raise ValueError(f"{len(labels)} group labels for {len(next(iter(values.values())))} queries")
     groups = {}
     for label in sorted(set(labels.tolist())):
         rows = labels == label

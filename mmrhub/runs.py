@@ -289,7 +289,7 @@ def _read_kaggle(path: str, bom: int) -> Run:
         qids, ids = pa.concat_arrays(query_ids), pa.concat_arrays(rankings)
         if len(ids) != len(qids) or ids.null_count or ids.values.null_count:
             raise pa.ArrowInvalid("not one list of ids per row")
-    except (pa.ArrowInvalid, ValueError):  # numbers for ids, a blank or odd line: read again below, naming the line
+    except pa.ArrowInvalid:  # numbers for ids, a blank or odd line, no row: read again below, naming the line
         return _read_kaggle_slowly(path, bom)
     lines = np.repeat(np.arange(1 + header, len(qids) + 1 + header, dtype=np.int32), np.diff(ids.offsets.to_numpy()))
     return Run(path, "kaggle", qids, ids, None, pa.ListArray.from_arrays(ids.offsets, pa.array(lines)))

@@ -52,6 +52,8 @@ def test_breakdown_by_task():
     assert by_task["image"]["Recall@1"] == 1.0
     assert by_task["image+text"]["Recall@1"] == 0.5
     assert by_task["image+text"]["num_queries"] == 2
+    with pytest.raises(ValueError, match=r"^2 group labels for 3 queries$"):
+        group_means(result["per_query"], ["image", "image+text"])
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,4 @@ def add_build_arguments(parser, images_dir: bool = True) -> None:
 
 def build_options(benchmark, args) -> dict:
     """The builder's own keywords (``check_images``; M2KR's ``images_dir``) from the parsed arguments."""
-    images_dir = getattr(args, "images_dir", None)
-    if images_dir and not benchmark.images_dir_option:
-        raise ValueError(f"{benchmark.title} takes no --images-dir: its images are read from DATA_DIR/images/.")
-    return {"check_images": args.check_images, **({"images_dir": images_dir} if images_dir else {})}
+    return benchmark.builder_options(args.check_images, getattr(args, "images_dir", None))

@@ -10,11 +10,9 @@ from mmrhub.retrieve import distributed
 def load_side(benchmark, side: str, data_dir=None, split=None, images_dir=None):
     """The queries or corpus ``Dataset`` of a benchmark (bundled sample without ``data_dir``) and its Side;
     ``images_dir``: M2KR's archives, if kept elsewhere."""
-    if images_dir and not benchmark.images_dir_option:
-        raise ValueError(f"{benchmark.title} takes no --images-dir: its images are read from DATA_DIR/images/.")
     table = getattr(benchmark, side)
     data_dir = str(data_dir or benchmark.sample_dir)
-    options = {"images_dir": images_dir} if images_dir else {}
+    options = benchmark.builder_options(images_dir=images_dir)
     dataset = benchmark.builder().load(table.config, data_dir=data_dir, split=split or benchmark.split, **options)
     return dataset, table
 
