@@ -17,7 +17,7 @@ set. Cases:
 Children run with bytecode caching on (``PYTHONDONTWRITEBYTECODE`` removed), as after ``pip install``, which
 compiles every module: otherwise each mmrhub process would compile its own modules again.
 
-mmrhub keeps the validated judgment tables between processes (``mmrhub/truth_cache.py``); "first call" starts
+mmrhub keeps the validated judgment tables between processes (``mmrhub/scoring/judgment_cache.py``); "first call" starts
 each mmrhub process with an empty one. The files are in the page cache for both sides.
 """
 
@@ -116,9 +116,10 @@ READ_AND_VALIDATE = """
 import sys
 import pyarrow as pa
 import pyarrow.json as paj
-from mmrhub import pandas_free
-from mmrhub.runs import read_run, validate
-from mmrhub.truth import Truth
+from mmrhub.scoring import pandas_free
+from mmrhub.scoring.run_reading import read_run
+from mmrhub.scoring.run_validation import validate
+from mmrhub.scoring.judgments import Truth
 with pandas_free.kept_out():
     ids = lambda name, column: paj.read_json(f"{sys.argv[1]}/{name}")[column].combine_chunks()
     truth = Truth(ids("mipr_query.jsonl", "idx"), ids("mipr_corpus.jsonl", "item_id"), None, {}, pa.nulls(0, pa.string()))

@@ -203,8 +203,8 @@ def test_cached_tables_score_like_plain_loops_over_the_files(tmp_path, monkeypat
     # The cache keeps the judgments coded against the corpus and reordered within each query: the first call (read
     # and cache) and the second (from the cache) must both give what plain loops over the raw files give.
     from mmrhub.benchmarks import MIPR
-    from mmrhub.scoring import read_valid_run
-    from mmrhub.scoring import score
+    from mmrhub.scoring.score import read_valid_run
+    from mmrhub.scoring.score import score
 
     monkeypatch.setenv("HF_HOME", str(tmp_path))
     results = []

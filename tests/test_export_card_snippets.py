@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from mmrhub.benchmarks import BENCHMARKS
-from mmrhub.scoring import read_valid_run
-from mmrhub.scoring import score
+from mmrhub.scoring.score import read_valid_run
+from mmrhub.scoring.score import score
 
 from _export_helpers import builder_module
 from _export_helpers import exported  # noqa: F401 (fixture)

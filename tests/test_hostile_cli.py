@@ -125,7 +125,7 @@ def test_kaggle_csv_variants(capsys, tmp_path, variant):
 
 @pytest.mark.parametrize("variant", ["header", "no header", "pandas index", "blank line", "numeric ids"])
 def test_kaggle_csv_read_by_pyarrow_as_by_the_python_reader(tmp_path, monkeypatch, variant):
-    from mmrhub import runs
+    from mmrhub.scoring import run_kaggle as runs
 
     rows = kaggle_rows()
     if variant == "numeric ids":  # JSON numbers: pyarrow's reader refuses them, the Python reader takes them
@@ -136,7 +136,7 @@ def test_kaggle_csv_read_by_pyarrow_as_by_the_python_reader(tmp_path, monkeypatc
     slow = runs._read_kaggle_slowly(str(path), 0)
     if variant not in ("blank line", "numeric ids"):  # read by pyarrow alone: the Python reader must not be called
         monkeypatch.setattr(runs, "_read_kaggle_slowly", None)
-    fast = runs._read_kaggle(str(path), 0)
+    fast = runs.read_kaggle(str(path), 0)
     assert fast.query_ids.to_pylist() == slow.query_ids.to_pylist() and len(fast.query_ids) == len(rows)
     assert fast.rankings.to_pylist() == slow.rankings.to_pylist() and fast.lines.to_pylist() == slow.lines.to_pylist()
     assert fast.scores is None and slow.scores is None  # the format has no scores

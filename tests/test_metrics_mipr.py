@@ -8,9 +8,9 @@ import pytest
 
 from _metrics_helpers import MIPR, plain_mean, plain_mipr, plain_oracle, pytrec_mipr, random_mipr
 
-from mmrhub import oracle as oracles
-from mmrhub.groups import group_means
-from mmrhub.groups import mipr_main_categories
+from mmrhub.benchmarks import mipr as mipr_benchmark
+from mmrhub.scoring.groups import group_means
+from mmrhub.benchmarks.mipr import main_categories as mipr_main_categories
 
 CUTOFFS = (1, 3, 10, 25)
 
@@ -86,7 +86,8 @@ def test_readings_are_data_with_a_reason_for_each_default():
         "category": ("path", "leaf"),
         "ideal": ("cutoff", "all"),
     }
-    from mmrhub.benchmarks import MIPR_READINGS, MIPR_WHY_DEFAULT
+    from mmrhub.benchmarks.mipr import READINGS as MIPR_READINGS
+    from mmrhub.benchmarks.mipr import WHY_DEFAULT as MIPR_WHY_DEFAULT
 
     assert set(MIPR_WHY_DEFAULT) == set(MIPR_READINGS) == set(MIPR.READINGS) and all(MIPR_WHY_DEFAULT.values())
 
@@ -145,17 +146,17 @@ def test_a_mean_over_no_query_is_none():
 def test_oracle_matches_plain_loops(order):
     query_ids, judged, grades, categories, rankings = random_mipr(14)
     qrels = MIPR.Qrels(judged, grades, categories, query_ids=query_ids)
-    oracle = oracles.mipr(qrels, rankings, order=order)
+    oracle = mipr_benchmark.oracle(qrels, rankings, order=order)
     assert oracle == [plain_oracle(*row, order=order) for row in zip(judged, grades, categories, rankings)]
-    assert oracles.mipr(qrels, pa.array(rankings), order=order) == oracle
+    assert mipr_benchmark.oracle(qrels, pa.array(rankings), order=order) == oracle
     assert oracle != rankings and [sorted(r) for r in oracle] == [sorted(r) for r in rankings]
 
 
 def test_the_coverage_oracle_covers_at_least_as_much():
     query_ids, judged, grades, categories, rankings = random_mipr(15)
     qrels = MIPR.Qrels(judged, grades, categories, query_ids=query_ids)
-    by_grade = MIPR.evaluate_run(qrels, oracles.mipr(qrels, rankings), k=[1, 3], per_query=True)
-    covering = MIPR.evaluate_run(qrels, oracles.mipr(qrels, rankings, "coverage"), k=[1, 3], per_query=True)
+    by_grade = MIPR.evaluate_run(qrels, mipr_benchmark.oracle(qrels, rankings), k=[1, 3], per_query=True)
+    covering = MIPR.evaluate_run(qrels, mipr_benchmark.oracle(qrels, rankings, "coverage"), k=[1, 3], per_query=True)
     for k in (1, 3):
         assert all(c >= b for c, b in zip(covering["per_query"][f"SC-R-L1@{k}"], by_grade["per_query"][f"SC-R-L1@{k}"]))
         assert covering["per_query"][f"nDCG@{k}"] == by_grade["per_query"][f"nDCG@{k}"]
@@ -164,10 +165,10 @@ def test_the_coverage_oracle_covers_at_least_as_much():
 
 def test_oracle_on_a_hand_computed_case():
     qrels = MIPR.Qrels([["a", "b", "c", "d"]], [["L1", "L1", "L2", "L1"]], [["x", "x", "y", "z"]])
-    assert oracles.mipr(qrels, [["e", "c", "a", "b", "d"]]) == [["a", "b", "d", "c", "e"]]
-    assert oracles.mipr(qrels, [["e", "c", "a", "b", "d"]], order="coverage") == [["a", "d", "b", "c", "e"]]
+    assert mipr_benchmark.oracle(qrels, [["e", "c", "a", "b", "d"]]) == [["a", "b", "d", "c", "e"]]
+    assert mipr_benchmark.oracle(qrels, [["e", "c", "a", "b", "d"]], order="coverage") == [["a", "d", "b", "c", "e"]]
     with pytest.raises(ValueError, match=r"order='best': expected one of \['baseline', 'coverage'\]"):
-        oracles.mipr(qrels, [["a"]], order="best")
+        mipr_benchmark.oracle(qrels, [["a"]], order="best")
 
 
 def test_hand_computed_case():

@@ -5,7 +5,7 @@ from unittest import mock
 
 import pytest
 
-import mmrhub.push as push_module
+import mmrhub.export.push as push_module
 from huggingface_hub import HfApi as RealHfApi
 from huggingface_hub import constants as hub_constants
 from mmrhub.export.atomic import MARKER

@@ -13,7 +13,7 @@ import pytest
 
 from mmrhub.cli import main
 from mmrhub.commands import report
-from mmrhub.runs import RunError
+from mmrhub.scoring.run import RunError
 
 pytest.importorskip("matplotlib")
 

@@ -17,7 +17,7 @@ from _retrieve_helpers import build_tiny_sentence_transformer  # noqa: E402
 
 from mmrhub.benchmarks import M2KR  # noqa: E402
 from mmrhub.benchmarks import MIPR  # noqa: E402
-from mmrhub.scoring import read_valid_run  # noqa: E402
+from mmrhub.scoring.score import read_valid_run  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "embed_retrieve.py"

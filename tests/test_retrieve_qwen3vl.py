@@ -18,7 +18,7 @@ from test_retrieve_cli import retrieve  # noqa: E402
 from test_retrieve_cli import top  # noqa: E402
 
 from mmrhub.benchmarks import MIPR  # noqa: E402
-from mmrhub.scoring import read_valid_run  # noqa: E402
+from mmrhub.scoring.score import read_valid_run  # noqa: E402
 
 
 def test_fused_image_text_model(tmp_path, mipr_dir, capsys):  # noqa: F811

@@ -51,8 +51,9 @@ def run(args) -> int:
     from mmrhub.retrieve import rerank
     from mmrhub.retrieve.options import build_parser as retrieve_parser
     from mmrhub.retrieve.rerank_options import build_parser as rerank_parser
-    from mmrhub.scoring import score_runs
-    from mmrhub.tables import table
+    from mmrhub.scoring.request import ScoringRequest
+    from mmrhub.scoring.score import score_runs
+    from mmrhub.scoring.tables import table
 
     out = Path(args.output_dir)
     embedding_run = out / f"{args.benchmark}_{slug(args.embedding_model)}_top{args.top_k}.json"
@@ -84,11 +85,12 @@ def run(args) -> int:
 
     benchmark = BENCHMARKS[args.benchmark]
     truth = benchmark.read_truth(args.data_dir or benchmark.sample_dir)
-    rows = score_runs(
-        benchmark, truth, [embedding_run, reranked_run],
-        names=[model_name(args.embedding_model), model_name(args.reranker_model)],
-        oracle=embedding_run, rerank=embedding_run, options={"k": benchmark.measures.DEFAULT_K},
+    request = ScoringRequest(
+        benchmark, args.data_dir, runs=(str(embedding_run), str(reranked_run)),
+        names=(model_name(args.embedding_model), model_name(args.reranker_model)),
+        oracle=str(embedding_run), rerank=str(embedding_run), measure_options={"k": benchmark.measures.DEFAULT_K},
     )
+    rows = score_runs(request, truth)
     print(table([(row.name, row.result) for row in rows]))
     print(f"Reranking and the Oracle operate on {model_name(args.embedding_model)}'s top-{args.top_k} candidates; "
           f"runs in {out}.")

@@ -1,22 +1,21 @@
 """``mmrhub compare {mipr,m2kr} RUN_A RUN_B``: per-measure differences with paired randomisation-test p-values."""
 
-import numpy as np
-
-from mmrhub import pandas_free
 from mmrhub.benchmarks import BENCHMARKS
-from mmrhub.commands.evaluate import add_scoring_arguments
-from mmrhub.commands.evaluate import load_truth
-from mmrhub.commands.evaluate import print_notes
-from mmrhub.commands.evaluate import sample_caption
-from mmrhub.commands.evaluate import scoring_options
-from mmrhub.scoring import score_runs
-from mmrhub.significance import paired_randomisation_p
-from mmrhub.tables import cell
-from mmrhub.tables import check_json_target
-from mmrhub.tables import write_json
+from mmrhub.commands.arguments import add_scoring_arguments
+from mmrhub.commands.arguments import scoring_request
+from mmrhub.scoring import pandas_free
+from mmrhub.scoring.output import print_notes
+from mmrhub.scoring.output import sample_caption
+from mmrhub.scoring.score import load_truth
+from mmrhub.scoring.score import score_runs
+from mmrhub.scoring.significance import compare
+from mmrhub.scoring.tables import cell
+from mmrhub.scoring.tables import check_json_target
+from mmrhub.scoring.tables import write_json
 
 
 def register(subparsers) -> None:
+    """Add ``compare`` and its per-benchmark subcommands."""
     parser = subparsers.add_parser("compare", help="compare two runs query by query (paired randomisation test)")
     benchmarks = parser.add_subparsers(dest="benchmark_name", required=True, metavar="{mipr,m2kr}")
     for benchmark in BENCHMARKS.values():
@@ -29,45 +28,33 @@ def register(subparsers) -> None:
         sub.set_defaults(func=run, breakdown=False)
 
 
-def compare(rows, permutations: int, seed: int) -> list:
-    """(measure, mean A, mean B, B - A, p) for every per-query measure, over the queries both runs define."""
-    a, b = rows[0].result["per_query"], rows[1].result["per_query"]
-    compared = []
-    for name in a:
-        if name == "query_id":
-            continue
-        pairs = np.array([(x, y) for x, y in zip(a[name], b[name]) if x is not None and y is not None], dtype=float)
-        if not len(pairs):
-            compared.append((name, None, None, None, None))
-            continue
-        mean_a, mean_b = pairs.mean(axis=0)
-        compared.append((name, mean_a, mean_b, mean_b - mean_a, paired_randomisation_p(pairs[:, 0], pairs[:, 1], permutations, seed)))
-    return compared
-
-
 def run(args) -> int:
+    """Score both runs and print each measure's means, difference and p-value."""
     check_json_target(args.json)
+    request = scoring_request(args, runs=(args.run_a, args.run_b))
     with pandas_free.kept_out():
-        return _run(args)
-
-
-def _run(args) -> int:
-    truth = load_truth(args)
-    measures, _ = scoring_options(args)
-    rows = score_runs(args.benchmark, truth, [args.run_a, args.run_b], options=measures,
-                      ignore_unknown_queries=args.ignore_unknown_queries)
-    print_notes(truth, rows)
-    compared = compare(rows, args.permutations, args.seed)
+        truth = load_truth(request)
+        rows = score_runs(request, truth)
+        print_notes(truth, rows)
+        compared = compare(rows, args.permutations, args.seed)
     print(f"| Measure | {rows[0].name} | {rows[1].name} | B - A | p |")
     print("|---|---:|---:|---:|---:|")
     for name, a, b, delta, p in compared:
         shown = "-" if delta is None else f"{100 * delta:+.2f}"
         print(f"| {name} | {cell(a)} | {cell(b)} | {shown} | {'-' if p is None else f'{p:.4f}'} |")
-    print(f"\np: paired randomisation test, two-sided, {args.permutations} sign flips (seed {args.seed}); "
-          "scores x100; SC-R-L1@k* has no per-query form and is not tested." + sample_caption(args, truth))
+    print(
+        f"\np: paired randomisation test, two-sided, {args.permutations} sign flips (seed {args.seed}); "
+        "scores x100; SC-R-L1@k* has no per-query form and is not tested." + sample_caption(request, truth)
+    )
     if args.json:
         keys = ("measure", "a", "b", "difference", "p")
-        write_json(args.json, {"benchmark": args.benchmark.name, "run_a": args.run_a, "run_b": args.run_b,
-                               "permutations": args.permutations, "seed": args.seed,
-                               "measures": [dict(zip(keys, row)) for row in compared]})
+        payload = {
+            "benchmark": request.benchmark.name,
+            "run_a": args.run_a,
+            "run_b": args.run_b,
+            "permutations": args.permutations,
+            "seed": args.seed,
+            "measures": [dict(zip(keys, row)) for row in compared],
+        }
+        write_json(args.json, payload)
     return 0

@@ -1,8 +1,8 @@
 """``mmrhub export``: write a benchmark as a script-free Hub dataset repo folder (Parquet + README.md card)."""
 
 from mmrhub.benchmarks import BENCHMARKS
-from mmrhub.commands.building import add_build_arguments
-from mmrhub.commands.building import build_options
+from mmrhub.commands.arguments import add_build_arguments
+from mmrhub.commands.arguments import build_options
 from mmrhub.export import FORMATS
 
 

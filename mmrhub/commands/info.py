@@ -1,8 +1,8 @@
 """``mmrhub info``: configs, features and row counts of a benchmark; writes dataset_infos.json."""
 
 from mmrhub.benchmarks import BENCHMARKS
-from mmrhub.commands.building import add_build_arguments
-from mmrhub.commands.building import build_options
+from mmrhub.commands.arguments import add_build_arguments
+from mmrhub.commands.arguments import build_options
 
 
 def register(subparsers):
@@ -18,9 +18,9 @@ def register(subparsers):
 
 def run(args) -> int:
     if args.dataset_infos:
-        from mmrhub.dataset_infos import write_dataset_infos
+        from mmrhub.export.dataset_infos import write_dataset_infos
 
-        write_dataset_infos(args.dataset_infos)
+        write_dataset_infos(args.dataset_infos, BENCHMARKS.values())
         print(f"wrote {args.dataset_infos}")
         return 0
     if not args.benchmark:

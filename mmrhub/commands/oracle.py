@@ -3,21 +3,22 @@
 The same row as ``mmrhub evaluate ... --oracle BASELINE``.
 """
 
-from mmrhub import pandas_free
 from mmrhub.benchmarks import BENCHMARKS
-from mmrhub.commands.evaluate import add_scoring_arguments
-from mmrhub.commands.evaluate import json_payload
-from mmrhub.commands.evaluate import load_truth
-from mmrhub.commands.evaluate import print_notes
-from mmrhub.commands.evaluate import sample_caption
-from mmrhub.commands.evaluate import scoring_options
-from mmrhub.scoring import score_runs
-from mmrhub.tables import table
-from mmrhub.tables import check_json_target
-from mmrhub.tables import write_json
+from mmrhub.commands.arguments import add_scoring_arguments
+from mmrhub.commands.arguments import scoring_request
+from mmrhub.scoring import pandas_free
+from mmrhub.scoring.output import json_payload
+from mmrhub.scoring.output import print_notes
+from mmrhub.scoring.output import sample_caption
+from mmrhub.scoring.score import load_truth
+from mmrhub.scoring.score import score_runs
+from mmrhub.scoring.tables import check_json_target
+from mmrhub.scoring.tables import table
+from mmrhub.scoring.tables import write_json
 
 
 def register(subparsers) -> None:
+    """Add ``oracle`` and its per-benchmark subcommands."""
     parser = subparsers.add_parser("oracle", help="score the ideal reordering of a baseline's candidate pools")
     benchmarks = parser.add_subparsers(dest="benchmark_name", required=True, metavar="{mipr,m2kr}")
     for benchmark in BENCHMARKS.values():
@@ -28,18 +29,14 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    """Score the oracle of the baseline's pools and print its row."""
     check_json_target(args.json)
+    request = scoring_request(args, oracle=args.baseline)
     with pandas_free.kept_out():
-        return _run(args)
-
-
-def _run(args) -> int:
-    truth = load_truth(args)
-    measures, oracle = scoring_options(args)
-    rows = score_runs(args.benchmark, truth, [], oracle=args.baseline, options=measures, oracle_options=oracle,
-                      ignore_unknown_queries=args.ignore_unknown_queries)
+        truth = load_truth(request)
+        rows = score_runs(request, truth)
     print_notes(truth, rows)
-    print(table([(row.name, row.result) for row in rows]) + sample_caption(args, truth))
+    print(table([(row.name, row.result) for row in rows]) + sample_caption(request, truth))
     if args.json:
-        write_json(args.json, json_payload(args, truth, rows, {**measures, **oracle}))
+        write_json(args.json, json_payload(request, truth, rows))
     return 0

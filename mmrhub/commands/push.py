@@ -11,9 +11,9 @@ def register(subparsers):
 
 
 def run(args) -> int:
-    from mmrhub.push import describe  # imports huggingface_hub: only when pushing
-    from mmrhub.push import plan
-    from mmrhub.push import push
+    from mmrhub.export.push import describe  # imports huggingface_hub: only when pushing
+    from mmrhub.export.push import plan
+    from mmrhub.export.push import push
 
     upload = plan(args.folder, args.repo_id, repo_type=args.repo_type)
     print(describe(upload))

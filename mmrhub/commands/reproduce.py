@@ -9,13 +9,17 @@ import itertools
 import json
 from pathlib import Path
 
-from mmrhub import pandas_free
+from dataclasses import replace
+
 from mmrhub.benchmarks import BENCHMARKS
-from mmrhub.commands.evaluate import load_truth
-from mmrhub.scoring import score_runs
+from mmrhub.scoring import pandas_free
+from mmrhub.scoring.request import ScoringRequest
+from mmrhub.scoring.score import load_truth
+from mmrhub.scoring.score import score_runs
 
 
 def register(subparsers) -> None:
+    """Add ``reproduce``."""
     parser = subparsers.add_parser("reproduce", help="find the readings of the open rules that reproduce the seed's table")
     parser.add_argument("benchmark", choices=[name for name, b in BENCHMARKS.items() if b.seed_table])
     parser.add_argument("--data-dir", help="the official data, with its bundled runs (default: the bundled sample)")
@@ -33,26 +37,26 @@ def combinations(benchmark):
 
 
 def table_of(rows, measures) -> list:
+    """The rows' values of ``measures``, x100 and rounded to two decimals as the published tables are."""
     return [[None if row.result[m] is None else round(100 * row.result[m], 2) for m in measures] for row in rows]
 
 
 def run(args) -> int:
+    """Score the shipped runs under every combination of readings; print those that give the target table."""
     with pandas_free.kept_out():
-        return _run(args)
+        return _search(BENCHMARKS[args.benchmark], args.data_dir, args.target)
 
 
-def _run(args) -> int:
-    benchmark = args.benchmark = BENCHMARKS[args.benchmark]
-    target = json.loads(Path(args.target).read_text(encoding="utf-8")) if args.target else benchmark.seed_table
+def _search(benchmark, data_dir, target_path) -> int:
+    target = json.loads(Path(target_path).read_text(encoding="utf-8")) if target_path else benchmark.seed_table
     measures = list(target[0])
     wanted = [[row[m] for m in measures] for row in target]
-    shipped = benchmark.runs_shipped_with(args.data_dir)
-    paths = [str(path) for _, path in shipped]
-    truth = load_truth(args)
+    shipped = ScoringRequest(benchmark, data_dir).with_shipped_runs()
+    truth = load_truth(shipped)
     matches, closest = [], (-1, None)
     for measure_options, oracle_options in combinations(benchmark):
-        rows = score_runs(benchmark, truth, paths, oracle=paths[0], rerank=paths[0], options=measure_options,
-                          oracle_options=oracle_options)
+        request = replace(shipped, measure_options=measure_options, oracle_options=oracle_options)
+        rows = score_runs(request, truth)
         got = table_of(rows, measures)
         equal = sum(a == b for got_row, want_row in zip(got, wanted) for a, b in zip(got_row, want_row))
         options = {**measure_options, **oracle_options}
@@ -60,7 +64,7 @@ def _run(args) -> int:
             matches.append(options)
         closest = max(closest, (equal, options), key=lambda pair: pair[0])
     print(f"{len(matches)} of {len(list(combinations(benchmark)))} combinations reproduce all "
-          f"{len(measures) * len(wanted)} numbers of the {'target' if args.target else 'seed'} table.")
+          f"{len(measures) * len(wanted)} numbers of the {'target' if target_path else 'seed'} table.")
     for options in matches:
         print("  " + " ".join(f"--{name.replace('_', '-')} {value}" for name, value in options.items()))
     if not matches:

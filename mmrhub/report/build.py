@@ -1,26 +1,38 @@
 """Put a report together: score the runs (exactly as ``mmrhub evaluate``), draw the plots, fill the gallery."""
 
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 
-from mmrhub.commands.compare import compare
 from mmrhub.report import plots
 from mmrhub.report.gallery import build_gallery
 from mmrhub.report.page import render
 from mmrhub.report.page import significance_table
 from mmrhub.report.selection import pick_queries
 from mmrhub.report.views import main_measure
-from mmrhub.scoring import score_runs
+from mmrhub.scoring.request import ScoringRequest
+from mmrhub.scoring.score import score_runs
+from mmrhub.scoring.significance import compare
 
 PERMUTATIONS, SEED = 10000, 0  # mmrhub compare's defaults
 
 
-def build_report(benchmark, truth, data_dir, sample: bool, paths: list, names=None, oracle=None, rerank=None,
-                 options=None, oracle_options=None, ignore_unknown_queries=False, queries: int = 50,
-                 query_ids=None, builder_options=None) -> tuple:
-    """(the HTML page, the scored rows); ``builder_options``: the builder's own keywords, for the thumbnails."""
+@dataclass(frozen=True)
+class ReportRequest:
+    """A report: the runs scored as ``evaluate`` scores them, the gallery's queries and the builder's keywords."""
+
+    scoring: ScoringRequest
+    queries: int = 50  # gallery size, when ``query_ids`` is empty
+    query_ids: tuple = ()  # these queries, in this order
+    builder_options: dict = field(default_factory=dict)  # the builder's own keywords, for the thumbnails
+
+
+def build_report(request: ReportRequest, truth) -> tuple:
+    """(the HTML page, the scored rows)."""
+    scoring = request.scoring
+    benchmark, data_dir, query_ids = scoring.benchmark, scoring.folder, request.query_ids or None
     view = benchmark.report
-    rows = score_runs(benchmark, truth, paths, names=names, oracle=oracle, rerank=rerank, options=options,
-                      oracle_options=oracle_options, breakdown=True, ignore_unknown_queries=ignore_unknown_queries)
+    rows = score_runs(scoring, truth)
     runs = [row for row in rows if row.run is not None]
     measure = main_measure(view, rows[0].result["per_query"])
     breakdown = benchmark.breakdown
@@ -32,14 +44,14 @@ def build_report(benchmark, truth, data_dir, sample: bool, paths: list, names=No
     if len(runs) == 2:
         figures.append((f"{measure} per query, paired: above the diagonal {runs[1].name} wins", plots.paired(runs, measure)))
         significance = significance_table((runs[0].name, runs[1].name), compare(runs, PERMUTATIONS, SEED), PERMUTATIONS, SEED)
-    shown = pick_queries([row.result["per_query"] for row in runs], measure, queries, query_ids)
-    gallery = build_gallery(benchmark, view, str(data_dir), runs, measure, shown, builder_options)
+    shown = pick_queries([row.result["per_query"] for row in runs], measure, request.queries, query_ids)
+    gallery = build_gallery(benchmark, view, str(data_dir), runs, measure, shown, request.builder_options)
     how = ("the queries asked for" if query_ids else
            f"the {len(shown)} queries where the runs' {measure} differs most" if len(runs) > 1 else
            f"the {len(shown)} queries with the lowest {measure}")
     gallery_caption = (f"{how[0].upper()}{how[1:]}: each run's top {view.top_k} (rank and grade under each thumbnail; "
                        "hover for the id, grade and text).")
-    where = f"bundled {benchmark.title} sample, not the benchmark: its numbers mean nothing" if sample else str(data_dir)
+    where = f"bundled {benchmark.title} sample, not the benchmark: its numbers mean nothing" if scoring.sample else str(data_dir)
     caption = f"{len(truth.query_ids)} judged queries; data: {where}."
     page = render(f"{benchmark.title} report: {', '.join(row.name for row in runs)}", caption, rows, figures,
                   significance, gallery, view, measure, gallery_caption)

@@ -2,8 +2,8 @@
 
 from html import escape
 
-from mmrhub.tables import cell
-from mmrhub.tables import measure_names
+from mmrhub.scoring.tables import cell
+from mmrhub.scoring.tables import measure_names
 
 CSS = """
 body { font-family: system-ui, "Noto Sans CJK SC", "WenQuanYi Micro Hei", sans-serif; margin: 1.5em; color: #222; }

@@ -24,9 +24,10 @@ from mmrhub.retrieve.runfile import read_pools
 from mmrhub.retrieve.topk import exact_topk
 from mmrhub.retrieve.topk import faiss_topk
 from mmrhub.retrieve.topk import pool_topk
-from mmrhub.runs import write_run
-from mmrhub.scoring import score_runs
-from mmrhub.tables import table
+from mmrhub.scoring.run_writing import write_run
+from mmrhub.scoring.request import ScoringRequest
+from mmrhub.scoring.score import score_runs
+from mmrhub.scoring.tables import table
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -157,8 +158,9 @@ def _run(args, context) -> int:
     output = write_run(args.output or default_output(args.benchmark, model_id), query_ids, ids, values)
     phases.say(f"Run written to {output} ({len(query_ids):,} queries).")
     if not args.no_eval:
-        options = {"k": benchmark.measures.DEFAULT_K}
-        rows = score_runs(benchmark, truth, [output], rerank=args.candidates, options=options)
+        request = ScoringRequest(benchmark, args.data_dir, runs=(str(output),), rerank=args.candidates,
+                                 measure_options={"k": benchmark.measures.DEFAULT_K})
+        rows = score_runs(request, truth)
         print(table([(row.name, row.result) for row in rows]))
     if args.stats_json:
         stats = {"device": str(context.device), "world_size": context.world_size, "dtype": str(dtype),

@@ -28,11 +28,12 @@ from mmrhub.retrieve.rerank_pairs import shard
 from mmrhub.retrieve.reranker import PairItems
 from mmrhub.retrieve.reranker import Reranker
 from mmrhub.retrieve.runfile import read_pools
-from mmrhub.runs import check_pool
-from mmrhub.runs import read_run
-from mmrhub.runs import write_run
-from mmrhub.scoring import score_runs
-from mmrhub.tables import table
+from mmrhub.scoring.run_validation import check_pool
+from mmrhub.scoring.run_reading import read_run
+from mmrhub.scoring.run_writing import write_run
+from mmrhub.scoring.request import ScoringRequest
+from mmrhub.scoring.score import score_runs
+from mmrhub.scoring.tables import table
 
 
 def run(args) -> int:
@@ -91,8 +92,9 @@ def _run(args, context) -> int:
     check_pool(read_run(output), read_run(args.candidates))
     phases.say(f"Run written to {output} ({len(query_ids):,} queries; pools of {args.candidates} kept).")
     if not args.no_eval:
-        rows = score_runs(benchmark, truth, [output], rerank=args.candidates,
-                          options={"k": benchmark.measures.DEFAULT_K})
+        request = ScoringRequest(benchmark, args.data_dir, runs=(str(output),), rerank=args.candidates,
+                                 measure_options={"k": benchmark.measures.DEFAULT_K})
+        rows = score_runs(request, truth)
         print(table([(row.name, row.result) for row in rows]))
     if args.stats_json:
         stats = {"device": str(context.device), "world_size": context.world_size, "dtype": str(dtype),

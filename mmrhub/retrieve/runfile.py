@@ -1,9 +1,9 @@
-"""Tensors of the search to and from the run format, which ``mmrhub.runs`` reads and writes."""
+"""Tensors of the search to and from the run format, which ``mmrhub.scoring`` reads and writes."""
 
 import torch
 
-from mmrhub.runs import read_run
-from mmrhub.runs import validate
+from mmrhub.scoring.run_reading import read_run
+from mmrhub.scoring.run_validation import validate
 
 
 def rankings(corpus_ids, scores: torch.Tensor, indices: torch.Tensor):

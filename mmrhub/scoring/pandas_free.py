@@ -15,7 +15,7 @@ class _NoPandas:
 
     def find_spec(self, name, path=None, target=None):
         if name == "pandas":
-            raise ModuleNotFoundError("pandas is kept out of scoring (mmrhub.pandas_free)", name=name)
+            raise ModuleNotFoundError("pandas is kept out of scoring (mmrhub.scoring.pandas_free)", name=name)
         return None
 
 

@@ -4,18 +4,17 @@ import json
 import os
 from pathlib import Path
 
-from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.export.parquet import portable_features
 
 
-def dataset_infos() -> dict:
+def dataset_infos(benchmarks) -> dict:
     """One entry per config, keyed ``<benchmark>/<config>``, in a stable order.
 
     The keys are not bare config names on purpose: datasets 3.x reads a dataset_infos.json beside a loading
     script and would then hold the real benchmark to the sample's split sizes.
     """
     infos = {}
-    for benchmark in BENCHMARKS.values():
+    for benchmark in benchmarks:
         module = benchmark.builder()
         for config in benchmark.configs:
             dataset = module.load(config, data_dir=str(benchmark.sample_dir))
@@ -39,9 +38,11 @@ def _source_bytes(module, config: str, data_dir) -> int:
     return sum(os.path.getsize(path) for path in module.source_files(config, str(data_dir)))
 
 
-def render() -> str:
-    return json.dumps(dataset_infos(), ensure_ascii=False, indent=2, sort_keys=False) + "\n"
+def render(benchmarks) -> str:
+    """dataset_infos.json's text for ``benchmarks``."""
+    return json.dumps(dataset_infos(benchmarks), ensure_ascii=False, indent=2, sort_keys=False) + "\n"
 
 
-def write_dataset_infos(path) -> None:
-    Path(path).write_text(render(), encoding="utf-8")
+def write_dataset_infos(path, benchmarks) -> None:
+    """Write ``render(benchmarks)`` to ``path``."""
+    Path(path).write_text(render(benchmarks), encoding="utf-8")

@@ -1,0 +1,104 @@
+"""The shape of a benchmark's declaration: what the generic wings (scoring, export, report, retrieve) may ask of it.
+
+Each benchmark fills one in, in its own module (``mmrhub.benchmarks.mipr``, ``mmrhub.benchmarks.m2kr``).
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Callable
+
+from mmrhub.data import SAMPLES
+from mmrhub.report.views import View
+
+
+@dataclass(frozen=True)
+class Side:
+    """Which builder config holds the queries (or the corpus), and the columns a model reads from it."""
+
+    config: str
+    id_column: str
+    text_column: str
+    image_name_column: str
+
+
+@dataclass(frozen=True)
+class Option:
+    """A scoring option: a keyword of the metric's ``evaluate_run`` (or of the oracle's), as ``--name``."""
+
+    name: str
+    choices: tuple  # the first is the default
+    help: str
+    many: bool = False  # several choices at once (M2KR's variants)
+    oracle: bool = False  # an option of the oracle's reordering, not of the measures
+
+    @property
+    def default(self):
+        return self.choices[:1] if self.many else self.choices[0]
+
+
+@dataclass(frozen=True)
+class BundledRun:
+    """A run shipped with the data (the official download's, or the bundled sample's simulated stand-in)."""
+
+    name: str  # the row name of the official run (the seed's); a sample run is named by its file
+    official: str  # path under the official data folder, or "" if the official data ships none
+    sample: str  # path under the bundled sample
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """Per-group means: the command-line flag, the table's first column and the result key."""
+
+    flag: str
+    label: str
+    key: str
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark as the commands and wings see it: its builder, tables, measures, rules, card and views."""
+
+    name: str
+    title: str
+    builder: Callable[[], ModuleType]  # imports the builder module, and with it datasets
+    split: str
+    configs: tuple
+    default_config: str  # of the builder and of exports
+    queries: Side
+    corpus: Side
+    measures: ModuleType  # the metric folder's measure code: evaluate_run, DEFAULT_K
+    oracle: Callable  # (judgments, baseline rankings, **options) -> the Candidate-pool Oracle's rankings
+    read_truth: Callable  # (data_dir) -> mmrhub.scoring.judgments.Truth, without datasets
+    options: tuple  # Option: the rules a user may choose
+    breakdown: Breakdown
+    card: dict  # the export card's prose
+    mteb_tables: Callable  # (builder module, load) -> (config, Dataset) pairs in MTEB's layout
+    bundled_runs: tuple  # BundledRun: the first one's pools are the others' candidates and the oracle's
+    report: View  # how ``mmrhub report`` shows it
+    seed_table: tuple = ()  # the source document's rows for the shipped runs and their oracle ({measure: x100})
+    images_dir_option: bool = False  # whether the builder takes images_dir= (archives kept elsewhere)
+
+    @property
+    def sample_dir(self) -> Path:
+        """The bundled sample in the official layout (also inside an installed wheel)."""
+        return SAMPLES / self.name
+
+    def builder_options(self, check_images: bool = True, images_dir=None) -> dict:
+        """The builder's own keywords: ``check_images``, and M2KR's ``images_dir`` (archives kept elsewhere)."""
+        if images_dir and not self.images_dir_option:
+            raise ValueError(f"{self.title} takes no --images-dir: its images are read from DATA_DIR/images/.")
+        return {"check_images": check_images, **({"images_dir": images_dir} if images_dir else {})}
+
+    def runs_shipped_with(self, data_dir=None) -> list:
+        """(row name, path) of the runs shipped with the data folder (the bundled sample without one)."""
+        if data_dir is None:
+            return [(Path(run.sample).stem, self.sample_dir / run.sample) for run in self.bundled_runs]
+        shipped = [(run.name, Path(data_dir) / run.official) for run in self.bundled_runs if run.official]
+        missing = [str(path) for _, path in shipped if not path.is_file()]
+        if missing or not shipped:
+            raise FileNotFoundError(
+                f"{data_dir} holds no bundled runs of {self.title} ({', '.join(missing) or 'none are released'}): "
+                "name the run files to score."
+            )
+        return shipped

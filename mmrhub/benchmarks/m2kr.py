@@ -1,0 +1,236 @@
+"""M2KR, everything in one place: the declaration, how its judgments are read for scoring, its oracle, its MTEB
+tables, its dataset card's prose and how a report shows it."""
+
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from mmrhub.benchmarks.declaration import Benchmark
+from mmrhub.benchmarks.declaration import Breakdown
+from mmrhub.benchmarks.declaration import BundledRun
+from mmrhub.benchmarks.declaration import Option
+from mmrhub.benchmarks.declaration import Side
+from mmrhub.export import mteb
+from mmrhub.metrics.m2kr import m2kr_measures
+from mmrhub.report.views import Grade
+from mmrhub.report.views import View
+from mmrhub.report.views import rows_of
+from mmrhub.scoring.judgments import Truth
+from mmrhub.scoring.judgments import all_valid
+from mmrhub.scoring.judgments import contiguous_columns
+from mmrhub.scoring.judgments import coverage_notes
+from mmrhub.scoring.judgments import existing_folder
+from mmrhub.scoring.judgments import unique
+from mmrhub.scoring.judgments import validated
+from mmrhub.scoring.oracle import python_lists
+from mmrhub.scoring.oracle import reorder
+
+# ---------------------------------------------------------------------------------------------------------------
+# Judgments, read from the id columns of the three Parquet tables
+
+COLUMNS = {
+    "challenge_answers": ["question_id", "pos_item_ids"],
+    "challenge_data": ["question_id", "question"],
+    "challenge_passage": ["passage_id"],
+}
+TASKS = ("image-to-document", "image+text-to-document")  # no question / a question
+
+
+
+
+def read_truth(data_dir) -> Truth:
+    """M2KR's judgments, passage ids and question ids from the id columns of the three Parquet tables."""
+    folder = existing_folder(data_dir)
+
+    def build():
+        import m2kr
+
+        m2kr.load("challenge_answers", data_dir=str(folder), check_images=False)
+
+    def read():
+        return {config: _read_parquet(folder, config, columns) for config, columns in COLUMNS.items()}
+
+    sources = [path for config in COLUMNS for path in _parquet_files(folder, config)]
+    tables = validated(folder, "m2kr", sources, read, _valid, build)
+    answers, questions, passages = tables["challenge_answers"], tables["challenge_data"], tables["challenge_passage"]
+    query_ids = answers["question_id"]
+    rows = pc.index_in(query_ids, value_set=questions["question_id"])
+    has_question = pc.not_equal(pc.fill_null(questions["question"], ""), "").take(rows)
+    tasks = np.where(has_question.to_numpy(zero_copy_only=False), TASKS[1], TASKS[0]).tolist()
+    judgments = m2kr_measures.Positives(answers["pos_item_ids"], query_ids=query_ids.to_pylist())
+    unjudged = pc.filter(questions["question_id"], pc.invert(pc.is_in(questions["question_id"], value_set=query_ids)))
+    notes = coverage_notes(folder / "challenge_data", len(unjudged), pc.list_value_length(answers["pos_item_ids"]), query_ids)
+    return Truth(query_ids, passages["passage_id"], judgments, lambda: tasks, unjudged, notes)
+
+
+def _parquet_files(folder: Path, config: str) -> list:
+    files = sorted((folder / config).glob("train-*.parquet"))
+    if not files:
+        raise FileNotFoundError(f"No {config}/train-*.parquet under {folder}: --data-dir must hold the M2KR tables.")
+    return files
+
+
+def _read_parquet(folder: Path, config: str, columns):
+    """The named columns of ``<config>/train-*.parquet``, or None when they cannot be read as such."""
+    import pyarrow.parquet as pq  # here: only M2KR reads Parquet, and the import costs MIPR's scoring 25 ms
+
+    try:
+        return contiguous_columns(pa.concat_tables(pq.read_table(path, columns=columns) for path in _parquet_files(folder, config)))
+    except (pa.ArrowInvalid, KeyError, OSError):
+        return None
+
+
+def _valid(tables) -> bool:
+    if any(table is None for table in tables.values()):
+        return False
+    answers, questions, passages = tables["challenge_answers"], tables["challenge_data"], tables["challenge_passage"]
+    positives = answers["pos_item_ids"]
+    if not pa.types.is_list(positives.type) or not pa.types.is_string(positives.type.value_type):
+        return False
+    ids = [answers["question_id"], questions["question_id"], passages["passage_id"]]
+    if not (all_valid(*ids, positives, positives.values) and all(map(unique, ids))):
+        return False
+    if not pc.all(pc.greater(pc.list_value_length(positives), 0)).as_py():
+        return False
+    known_queries = pc.is_in(answers["question_id"], value_set=questions["question_id"])
+    known_passages = pc.is_in(positives.values, value_set=passages["passage_id"])
+    return pc.all(known_queries).as_py() and pc.all(known_passages).as_py()
+
+# ---------------------------------------------------------------------------------------------------------------
+# The Candidate-pool Oracle, the MTEB tables, the card's prose and the report's view
+
+
+def oracle(positives, rankings) -> list:
+    """Each pool with its positives first, baseline order kept otherwise."""
+    rankings = python_lists(rankings)
+    return reorder(rankings, positives.pairs.find(rankings) < 0)
+
+def mteb_tables(module, load):
+    """M2KR: passage content and screenshot as the document, the question (may be empty), image and instruction
+    (PreFLMR's query text starts with it) as the query, score 1 for every positive passage."""
+    passages = load("challenge_passage")
+    yield "corpus", mteb.side(passages, {"passage_id": "id", "passage_content": "text", "image": "image"}, mteb.CORPUS_SPLIT)
+    queries = {"question_id": "id", "question": "text", "image": "image", "instruction": "instruction"}
+    yield "query", mteb.side(load("challenge_data"), queries)
+    answers = load("challenge_answers")
+    table = answers.with_format("arrow")[:]
+    positives = table["pos_item_ids"]
+    ones = pa.array([1] * len(pc.list_flatten(positives.combine_chunks())), pa.int32())
+    yield "qrels", mteb.qrels(table["question_id"], positives, ones)
+
+CARD = {
+    "pretty_name": "M2KR-WWW2025-Challenge",
+    "language": ["en"],
+    "task_categories": ["visual-document-retrieval", "text-retrieval"],
+    "tags": ["multimodal-retrieval", "knowledge-retrieval", "www2025-challenge"],
+    "summary": (
+        "M2KR-WWW2025-Challenge is a multimodal retrieval dataset for image-to-document and image+text-to-document "
+        "matching, Task 2 of Track 1 (Multimodal Document Retrieval Challenge) at the EReL@MIR Workshop, The Web "
+        "Conference 2025. Each query (an image, with an optional question) must retrieve its passages from a shared "
+        "pool of passages. This release includes the evaluation ground truth (`challenge_answers`)."
+    ),
+    "full_counts": "6,415 queries and 47,318 passages",
+    "sources": (
+        "- **Paper:** https://arxiv.org/abs/2402.08327\n"
+        "- **Project page:** https://preflmr.github.io/\n"
+        "- **FLMR implementation:** https://github.com/LinWeizheDragon/FLMR\n"
+        "- **Original challenge release:** https://huggingface.co/datasets/Jingbiao/M2KR-Challenge"
+    ),
+    "creation": (
+        "A mirror of the challenge release Jingbiao/M2KR-Challenge with the ground truth added. The released "
+        "`pos_item_ids` use the canonical `challenge_passage.passage_id` form and join directly to the passages."
+    ),
+    "limitations": (
+        "About 47% of the queries carry a question; the others are image-only. 601 queries have more than one "
+        "positive passage; such a query scores a recall of 1 at k only when all its positives are in its top k."
+    ),
+    "metrics": (
+        "The mean of Recall@1, Recall@3 and Recall@5, with recall computed against the full positive set: a query "
+        "with several positives scores 1 at k only when all of them are in its top k."
+    ),
+    "evaluate": """\
+```python
+import evaluate
+from datasets import load_dataset
+
+answers = load_dataset("{repo_id}", "challenge_answers", split="train")
+run = {{...}}  # your ranking: question_id -> passage_ids, best first
+predictions = [run[question_id] for question_id in answers["question_id"]]
+metric = evaluate.load("{metric_space}")
+print(metric.compute(predictions=predictions, references=answers["pos_item_ids"]))
+```""",
+    "mteb_metrics": (
+        "MTEB's `recall_at_k` is the track's Recall@k exactly (every positive scores 1, and a query scores its "
+        "share of positives found, so a query with several positives scores 1 only with all of them in the top "
+        "k); the track's measure is the mean of `recall_at_1`, `recall_at_3` and `recall_at_5`. MTEB's "
+        "`hit_rate_at_k` is FLMR's Recall@K (any positive in the top k). The `query` config keeps each query's "
+        "`instruction`, which PreFLMR puts before the question. The challenge's queries (split `train` in the "
+        "plain export) are the `test` split here, the split MTEB tasks evaluate."
+    ),
+    "mteb_evaluate": """\
+```python
+from mteb._evaluators.retrieval_metrics import calculate_retrieval_scores
+from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader
+
+data = RetrievalDatasetLoader("{repo_id}", revision="main", split="test").load()
+run = {{...}}  # your ranking: question_id -> {{passage_id: similarity}}
+scores = calculate_retrieval_scores(run, data["relevant_docs"], k_values=[1, 3, 5])
+print({{name: scores.recall[name] for name in ("Recall@1", "Recall@3", "Recall@5")}})
+```""",
+}
+
+def _grades(table: pa.Table, query_ids) -> dict:
+    rows = rows_of(table, "question_id", query_ids)
+    return {qid: dict.fromkeys(ids, "positive") for qid, ids in zip(rows["question_id"].to_pylist(), rows["pos_item_ids"].to_pylist())}
+
+
+
+VIEW = View(
+    top_k=5,
+    main_measure="Recall@5",
+    grades=(Grade("positive", "#1a9850"), Grade("not positive", "#bdbdbd")),
+    relevant="positive",
+    judgments_config="challenge_answers",
+    read_grades=_grades,
+)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The declaration
+
+
+def _builder() -> ModuleType:
+    import m2kr
+
+    return m2kr
+
+
+M2KR = Benchmark(
+    name="m2kr",
+    title="M2KR",
+    builder=_builder,
+    split="train",
+    configs=("challenge_data", "challenge_passage", "challenge_answers"),
+    default_config="challenge_data",
+    queries=Side("challenge_data", "question_id", "question", "img_path"),
+    corpus=Side("challenge_passage", "passage_id", "passage_content", "page_screenshot"),
+    measures=m2kr_measures,
+    oracle=oracle,
+    read_truth=read_truth,
+    options=(
+        Option(
+            "variants", tuple(m2kr_measures.VARIANTS), "recall: the M2KR track's measure; hit: FLMR's Recall@K "
+            "(any positive in the top k); strict: all positives in the top k", many=True,
+        ),
+    ),
+    breakdown=Breakdown("--by-task", "Task", "by_task"),
+    card=CARD,
+    mteb_tables=mteb_tables,
+    bundled_runs=(BundledRun("", "", "baseline/simulated_top5.json"),),
+    report=VIEW,
+    images_dir_option=True,
+)
+

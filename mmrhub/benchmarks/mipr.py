@@ -1,0 +1,321 @@
+"""MIPR, everything in one place: the declaration, how its judgments are read for scoring, its oracle, its MTEB
+tables, its dataset card's prose and how a report shows it."""
+
+from functools import partial
+from types import ModuleType
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from mmrhub.benchmarks.declaration import Benchmark
+from mmrhub.benchmarks.declaration import Breakdown
+from mmrhub.benchmarks.declaration import BundledRun
+from mmrhub.benchmarks.declaration import Option
+from mmrhub.benchmarks.declaration import Side
+from mmrhub.export import mteb
+from mmrhub.metrics.mipr import mipr_measures
+from mmrhub.metrics.mipr.mipr_measures import GAINS
+from mmrhub.metrics.mipr.mipr_measures import first_covers
+from mmrhub.report.views import Grade
+from mmrhub.report.views import View
+from mmrhub.report.views import rows_of
+from mmrhub.scoring.judgments import Truth
+from mmrhub.scoring.judgments import all_valid
+from mmrhub.scoring.judgments import coverage_notes
+from mmrhub.scoring.judgments import existing_folder
+from mmrhub.scoring.judgments import read_jsonl
+from mmrhub.scoring.judgments import unique
+from mmrhub.scoring.judgments import validated
+from mmrhub.scoring.oracle import python_lists
+from mmrhub.scoring.oracle import reorder
+
+NO_L1 = "(no L1)"
+ORDERS = ("baseline", "coverage")
+
+# ---------------------------------------------------------------------------------------------------------------
+# Judgments, read from the three JSON Lines files
+
+_STRING = pa.string()
+SCHEMAS = {
+    "mipr_annotation.jsonl": pa.schema(
+        [("idx", _STRING), ("items", pa.list_(pa.struct([("item_id", _STRING), ("final_grade", _STRING)])))]
+    ),
+    "mipr_query.jsonl": pa.schema([("idx", _STRING)]),
+    "mipr_corpus.jsonl": pa.schema([("item_id", _STRING), ("treecate_full_path", _STRING)]),
+}
+
+
+def read_truth(data_dir) -> Truth:
+    """MIPR's judgments, corpus ids and query ids from the three JSON Lines files, validated and cached."""
+    folder = existing_folder(data_dir)
+    for name in SCHEMAS:
+        if not (folder / name).is_file():
+            raise FileNotFoundError(f"{folder / name} is missing or not a file: the data folder must hold the official "
+                                    f"MIPR files ({', '.join(SCHEMAS)}).")
+
+    def build():
+        import mipr
+
+        for config in ("queries", "corpus", "qrels"):
+            mipr.load(config, data_dir=str(folder), check_images=False)
+
+    def read():
+        return {name: read_jsonl(folder / name, schema) for name, schema in SCHEMAS.items()}
+
+    def prepared(tables):  # judgments as the metric indexes them: ids coded against the corpus, in code order per query
+        annotation, corpus = tables["mipr_annotation.jsonl"], tables["mipr_corpus.jsonl"]
+        items = annotation["items"]
+        codes = pc.index_in(pc.struct_field(items.values, [0]), value_set=corpus["item_id"]).to_numpy()
+        rows = pc.list_parent_indices(items).to_numpy()
+        order = pa.array(np.lexsort((codes, rows)))
+        codes = pa.array(codes, pa.int32()).take(order)
+        paths = pc.dictionary_encode(corpus["treecate_full_path"])
+        columns = {
+            "item_ids": pa.DictionaryArray.from_arrays(codes, corpus["item_id"]),
+            "grades": pc.dictionary_encode(pc.struct_field(items.values, [1]).take(order)),
+            "categories": pa.DictionaryArray.from_arrays(paths.indices.take(codes), paths.dictionary),
+        }
+        lists = {name: pa.ListArray.from_arrays(items.offsets, values) for name, values in columns.items()}
+        return {"mipr_query.jsonl": tables["mipr_query.jsonl"], "mipr_corpus.jsonl": {"item_id": corpus["item_id"]},
+                "judgments": {"idx": annotation["idx"], **lists}}
+
+    sources = [folder / name for name in SCHEMAS]
+    tables = validated(folder, "mipr", sources, read, _valid, build, prepared)
+    queries, corpus, judged = tables["mipr_query.jsonl"], tables["mipr_corpus.jsonl"], tables["judgments"]
+    query_ids = judged["idx"]
+    judgments = mipr_measures.Qrels(judged["item_ids"], judged["grades"], judged["categories"],
+                                    query_ids=query_ids.to_pylist())
+    unjudged = pc.filter(queries["idx"], pc.invert(pc.is_in(queries["idx"], value_set=query_ids)))
+    notes = coverage_notes(folder / "mipr_query.jsonl", len(unjudged), pc.list_value_length(judged["item_ids"]), query_ids)
+    return Truth(query_ids, corpus["item_id"], judgments, partial(main_categories, judgments), unjudged, notes)
+
+
+def _valid(tables) -> bool:
+    if any(table is None for table in tables.values()):
+        return False
+    qrels, queries, corpus = tables["mipr_annotation.jsonl"], tables["mipr_query.jsonl"], tables["mipr_corpus.jsonl"]
+    items = qrels["items"].values
+    item_ids, grades = pc.struct_field(items, [0]), pc.struct_field(items, [1])
+    columns = [qrels["idx"], items, item_ids, grades, queries["idx"], corpus["item_id"], corpus["treecate_full_path"]]
+    if not (all_valid(*columns) and unique(qrels["idx"]) and unique(queries["idx"]) and unique(corpus["item_id"])):
+        return False
+    codes = pc.index_in(item_ids, value_set=corpus["item_id"])
+    if codes.null_count or not pc.all(pc.is_in(qrels["idx"], value_set=queries["idx"])).as_py():
+        return False
+    if not pc.all(pc.is_in(grades, value_set=pa.array(list(mipr_measures.GAINS)))).as_py():
+        return False
+    # no product judged twice for one query: (query, product) pairs as distinct integers
+    pairs = np.sort(pc.list_parent_indices(qrels["items"]).to_numpy() * len(corpus["item_id"]) + codes.to_numpy())
+    return not (pairs[1:] == pairs[:-1]).any()
+
+
+
+def main_categories(qrels) -> list:
+    """Each query's most frequent first path segment among its L1 items (ties: first by name), else NO_L1."""
+    l1 = qrels.gain[:-1] == GAINS["L1"]
+    tops = pc.replace_substring_regex(qrels.paths, "-.*", "").take(qrels.category["path"][:-1][l1])  # first segment
+    counts = pa.table({"row": qrels.pairs.rows[l1], "top": tops}).group_by(["row", "top"]).aggregate([([], "count_all")])
+    ranked = counts.sort_by([("count_all", "ascending"), ("top", "descending")])  # each row's best comes last
+    best = dict(zip(ranked["row"].to_pylist(), ranked["top"].to_pylist()))
+    return [best.get(row, NO_L1) for row in range(qrels.num_queries)]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The Candidate-pool Oracle, the MTEB tables, the card's prose and the report's view
+
+
+def oracle(qrels, rankings, order: str = "baseline") -> list:
+    """Each pool by true gain (L1, L2, the rest; baseline order within a grade). ``order="coverage"`` first puts
+    the L1 items of L1 categories not yet covered, then the other L1 items."""
+    if order not in ORDERS:
+        raise ValueError(f"order={order!r}: expected one of {list(ORDERS)}")
+    rankings = python_lists(rankings)
+    judged = qrels.pairs.find(rankings)
+    tier = GAINS["L1"] - qrels.gain[judged]  # 0 for L1, 1 for L2, 2 for the rest
+    if order == "coverage":  # 0 for an L1 item of a category not yet covered, then 1 for the other L1 items, ...
+        tier = tier + 1 - first_covers(qrels, judged, "path", "L1")
+    return reorder(rankings, tier)
+
+
+
+def mteb_tables(module, load):
+    """MIPR: product title as the document text, the question as the query text, score = the grade's gain;
+    ``qrels-l1`` keeps the L1 rows only, on which MTEB's recall and hit rate are MIPR's R-L1 and Hit-L1."""
+    yield "corpus", mteb.side(load("corpus"), {"item_id": "id", "title": "text", "image": "image"}, mteb.CORPUS_SPLIT)
+    yield "query", mteb.side(load("queries"), {"idx": "id", "query": "text", "image": "image"})
+    qrels = load("qrels")
+    table = qrels.with_format("arrow")[:]
+    items = table["items"].combine_chunks()
+    ids = pa.ListArray.from_arrays(items.offsets, pc.struct_field(items.values, [0]))
+    grades = pc.struct_field(items.values, [1])
+    gain_of = pa.array(list(module.GAINS.values()) + [0], pa.int32())
+    position = pc.fill_null(pc.index_in(grades, value_set=pa.array(list(module.GAINS), pa.string())), len(module.GAINS))
+    gains = pc.take(gain_of, position)
+    ids = pa.chunked_array([ids])
+    yield "qrels", mteb.qrels(table["idx"], ids, gains)
+    yield "qrels-l1", mteb.qrels(table["idx"], ids, gains, keep=pc.equal(grades, "L1"))
+
+
+
+CARD = {
+    "pretty_name": "MIPR",
+    "language": ["zh"],
+    "task_categories": ["visual-document-retrieval", "text-retrieval"],
+    "tags": ["multimodal-retrieval", "e-commerce", "product-search"],
+    "summary": (
+        "MIPR is a benchmark for reasoning-intensive multimodal intent-to-product retrieval in Chinese e-commerce. "
+        "Each query pairs a situational image with a free-form question; a retriever must find the products of a "
+        "shared corpus that satisfy the underlying need, which may span several product categories. Built from "
+        "real Taobao search queries and product listings."
+    ),
+    "full_counts": "3,522 queries, 30,731 products and 447,809 graded judgments",
+    "sources": (
+        "- **Repository:** the MIPR release (dataset, evaluation code and construction pipeline); its README is the "
+        "source of this card."
+    ),
+    "creation": (
+        "Construction combines query filtering and intent analysis, two-round product-term generation, "
+        "multi-route retrieval, deduplication, three-model relevance labeling with Sonnet adjudication, and "
+        "retrieval-based pooling. Product IDs are hashed and query IDs are renumbered."
+    ),
+    "limitations": (
+        "Judgments cover the discovered and pooled candidates, not every query-product pair: unjudged pairs "
+        "receive zero gain. The benchmark reflects Chinese e-commerce queries and the supplied product corpus; its "
+        "solution categories are the annotated ones, not an exhaustive list of all possible solutions. It is an "
+        "evaluation benchmark with no training split."
+    ),
+    "metrics": (
+        "nDCG@10 with linear gains L1=2, L2=1 (all other grades and unjudged products 0); R-L1@10, the recall of "
+        "judged L1 products; Hit-L1@1 and Hit-L1@10, whether an L1 product is retrieved; SC-R-L1@10, the coverage "
+        "of the query's judged L1 leaf categories (`treecate_full_path`), and SC-R-L1@10*, the same over the "
+        "queries with at least two L1 categories."
+    ),
+    "evaluate": """\
+```python
+import evaluate
+from datasets import load_dataset
+
+qrels = load_dataset("{repo_id}", "qrels", split="test")
+corpus = load_dataset("{repo_id}", "corpus", split="test").select_columns(["item_id", "treecate_full_path"])
+category = dict(zip(corpus["item_id"], corpus["treecate_full_path"]))
+references = [[item["item_id"] for item in row["items"]] for row in qrels]
+grades = [[item["final_grade"] for item in row["items"]] for row in qrels]
+categories = [[category[item["item_id"]] for item in row["items"]] for row in qrels]
+run = {{...}}  # your ranking: query idx -> product item_ids, best first
+predictions = [run[idx] for idx in qrels["idx"]]
+metric = evaluate.load("{metric_space}")
+print(metric.compute(predictions=predictions, references=references, grades=grades, categories=categories, k=[10]))
+```""",
+    "mteb_metrics": (
+        "On the `qrels` config MTEB's `ndcg_at_10` is MIPR's nDCG@10 (the scores are the grade gains L1=2, L2=1). "
+        "MTEB's `recall_at_k` and `hit_rate_at_k` on `qrels` count L2 products as relevant too, so they are not "
+        "MIPR measures; on the `qrels-l1` config (L1 judgments only) they are MIPR's R-L1@k and Hit-L1@k, over "
+        "the queries with at least one L1 judgment (MIPR scores a query without one as 0, MTEB leaves it out). "
+        "MTEB cannot compute SC-R-L1@k: it needs the products' leaf categories, which are in the `corpus` config "
+        "of the plain export and the MIPR metric, not in MTEB."
+    ),
+    "mteb_evaluate": """\
+```python
+from datasets import load_dataset
+from mteb._evaluators.retrieval_metrics import calculate_retrieval_scores
+from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader
+
+data = RetrievalDatasetLoader("{repo_id}", revision="main", split="test").load()
+l1 = {{}}
+for row in load_dataset("{repo_id}", "qrels-l1", split="test"):
+    l1.setdefault(row["query-id"], {{}})[row["corpus-id"]] = row["score"]
+run = {{...}}  # your ranking: query id -> {{product id: similarity}}
+graded = calculate_retrieval_scores(run, data["relevant_docs"], k_values=[1, 10])
+l1_only = calculate_retrieval_scores({{q: run[q] for q in l1}}, l1, k_values=[1, 10])  # queries with an L1
+print({{"nDCG@10": graded.ndcg["NDCG@10"], "R-L1@10": l1_only.recall["Recall@10"],
+       "Hit-L1@1": l1_only.hit_rate["HitRate@1"], "Hit-L1@10": l1_only.hit_rate["HitRate@10"]}})
+```""",
+}
+
+
+def _grades(table: pa.Table, query_ids) -> dict:
+    rows = rows_of(table, "idx", query_ids)
+    return {
+        idx: {item["item_id"]: item["final_grade"] for item in items}
+        for idx, items in zip(rows["idx"].to_pylist(), rows["items"].to_pylist())
+    }
+
+
+
+VIEW = View(
+    top_k=10,
+    main_measure="nDCG@10",
+    grades=(Grade("L1", "#1a9850"), Grade("L2", "#91cf60"), Grade("N1", "#fc8d59"), Grade("N2", "#fdae61"),
+            Grade("N3", "#d73027"), Grade("unjudged", "#bdbdbd")),
+    relevant="L1",
+    judgments_config="qrels",
+    read_grades=_grades,
+)
+
+# ---------------------------------------------------------------------------------------------------------------
+# The declaration
+
+# What each of MIPR's open rules decides (the metric card says which rules the MIPR repository's README fixes, and
+# why the defaults).
+READINGS = {
+    "no_l1": "a query without L1: zero = scores 0 on R-L1 and SC-R-L1 and stays in their means, skip = left out",
+    "recall_denominator": "R-L1@k's denominator: judged = |L1|, capped = min(k, |L1|)",
+    "covered_by": "what covers a category in SC-R-L1: L1 = an L1 item, judged = any judged item of an L1 category",
+    "category": "the leaf category: path = the whole treecate_full_path, leaf = its last segment",
+    "ideal": "nDCG's ideal DCG: cutoff = the k largest judged gains (trec_eval ndcg_cut), all = every judged gain",
+}
+
+# Why each default (the metric card gives the same reasons).
+WHY_DEFAULT = {
+    "no_l1": "trec_eval's rule: a query without relevant items scores 0 and stays in the mean",
+    "recall_denominator": "the seed's R-L1 is recall of the judged L1 products, so of all of them",
+    "covered_by": "the measure is L1 recall: only an optimal (L1) product solves the need",
+    "category": "the seed: treecate_full_path provides the leaf category",
+    "ideal": "trec_eval's ndcg_cut: the ideal ranking is cut at k, as the run is",
+}
+
+
+def _builder() -> ModuleType:
+    import mipr
+
+    return mipr
+
+
+MIPR = Benchmark(
+    name="mipr",
+    title="MIPR",
+    builder=_builder,
+    split="test",
+    configs=("queries", "corpus", "qrels"),
+    default_config="qrels",
+    queries=Side("queries", "idx", "query", "image_url"),
+    corpus=Side("corpus", "item_id", "title", "pict_url"),
+    measures=mipr_measures,
+    oracle=oracle,
+    read_truth=read_truth,
+    options=(
+        *(
+            Option(name, values, f"{READINGS[name]}; the default: {WHY_DEFAULT[name]}")
+            for name, values in mipr_measures.READINGS.items()
+        ),
+        Option("order", ORDERS, "the oracle's order within a grade", oracle=True),
+    ),
+    breakdown=Breakdown("--by-category", "Top-level category", "by_category"),
+    card=CARD,
+    mteb_tables=mteb_tables,
+    bundled_runs=(
+        BundledRun("Qwen3-VL-Embedding-8B", "baseline/qwen3_vl_embedding_8b_top50.json", "baseline/simulated_embedding_top50.json"),
+        BundledRun("Qwen3-VL-Reranker-8B", "baseline/qwen3_vl_reranker_8b_top50.json", "baseline/simulated_reranker_top50.json"),
+    ),
+    report=VIEW,
+    seed_table=tuple(
+        dict(zip(("nDCG@10", "R-L1@10", "Hit-L1@1", "Hit-L1@10", "SC-R-L1@10", "SC-R-L1@10*"), values))
+        for values in (
+            (49.23, 53.98, 47.02, 85.63, 61.33, 55.86),  # Qwen3-VL-Embedding-8B
+            (60.11, 66.00, 59.26, 91.25, 71.52, 67.00),  # Qwen3-VL-Reranker-8B
+            (86.04, 78.95, 94.97, 94.97, 82.80, 80.22),  # Candidate-pool Oracle
+        )
+    ),
+)
+

@@ -1,0 +1,71 @@
+"""The arguments several commands share, and how they become the library's typed requests."""
+
+from dataclasses import replace
+
+from mmrhub.scoring.request import ScoringRequest
+
+
+def add_scoring_arguments(parser, benchmark) -> None:
+    """What every scoring command takes: the data, the cutoffs, the benchmark's options, --json."""
+    parser.add_argument("--data-dir", help=f"the {benchmark.title} data folder (default: the bundled sample)")
+    k = " ".join(map(str, benchmark.measures.DEFAULT_K))
+    parser.add_argument("--k", type=int, nargs="+", help=f"cutoffs (default: {k})")
+    for option in benchmark.options:
+        flag = "--" + option.name.replace("_", "-")
+        if option.many:
+            parser.add_argument(
+                flag, nargs="+", choices=option.choices, default=list(option.default), help=option.help
+            )
+        else:
+            help = f"{option.help} (default: {option.default})"
+            parser.add_argument(flag, choices=option.choices, default=option.default, help=help)
+    parser.add_argument(
+        "--ignore-unknown-queries",
+        action="store_true",
+        help="set aside entries of queries that are not the benchmark's (e.g. another track's rows in a Kaggle "
+        "file), saying how many; without it they are an error",
+    )
+    parser.add_argument("--json", metavar="OUT", help="also write every value (in [0, 1], aggregate and per query)")
+    parser.set_defaults(benchmark=benchmark)
+
+
+def scoring_request(args, runs=(), **fields) -> ScoringRequest:
+    """The request the parsed arguments of a scoring command describe; ``fields`` add or override its fields."""
+    benchmark = args.benchmark
+    measures = {"k": tuple(args.k or benchmark.measures.DEFAULT_K)}
+    oracle = {}
+    for option in benchmark.options:
+        value = getattr(args, option.name)
+        (oracle if option.oracle else measures)[option.name] = tuple(value) if option.many else value
+    request = ScoringRequest(
+        benchmark=benchmark,
+        data_dir=args.data_dir,
+        runs=tuple(str(run) for run in runs),
+        names=tuple(getattr(args, "name", None) or ()),
+        oracle=getattr(args, "oracle", None),
+        rerank=getattr(args, "rerank", None),
+        measure_options=measures,
+        oracle_options=oracle,
+        breakdown=getattr(args, "breakdown", False),
+        ignore_unknown_queries=args.ignore_unknown_queries,
+    )
+    return replace(request, **fields)
+
+
+def add_build_arguments(parser, images_dir: bool = True) -> None:
+    """The options of the commands that build a benchmark's configs: the image checks, and where archives are."""
+    parser.add_argument(
+        "--no-check-images",
+        dest="check_images",
+        action="store_false",
+        help="skip the checks of the image folders and archives (M2KR then reads no archive)",
+    )
+    if images_dir:
+        parser.add_argument(
+            "--images-dir", help="M2KR: the folder of the image archives, if not DATA_DIR/images or DATA_DIR"
+        )
+
+
+def build_options(benchmark, args) -> dict:
+    """The builder's own keywords (``check_images``; M2KR's ``images_dir``) from the parsed arguments."""
+    return benchmark.builder_options(args.check_images, getattr(args, "images_dir", None))

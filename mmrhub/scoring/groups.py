@@ -1,0 +1,22 @@
+"""Means per group of queries (``--by-category``, ``--by-task``), from the metric's per-query values."""
+
+import numpy as np
+
+
+def group_means(per_query: dict, labels) -> dict:
+    """{label: {measure: its mean over the group's queries (None: over no query), "num_queries": n}}.
+
+    A query's value None (left out by a reading, e.g. ``no_l1="skip"``) is left out of its group's mean too.
+    """
+    labels = np.asarray(labels, dtype=object)
+    values = {name: np.array(column, dtype=float) for name, column in per_query.items() if name != "query_id"}
+    if any(len(v) != len(labels) for v in values.values()):
+        raise ValueError(f"{len(labels)} group labels for {len(next(iter(values.values())))} queries")
+    groups = {}
+    for label in sorted(set(labels.tolist())):
+        rows = labels == label
+        groups[label] = {
+            name: float(np.nanmean(v[rows])) if (~np.isnan(v[rows])).any() else None for name, v in values.items()
+        }
+        groups[label]["num_queries"] = int(rows.sum())
+    return groups

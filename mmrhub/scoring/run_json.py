@@ -1,0 +1,91 @@
+"""The official JSON run ``[{"qid": ..., "ranked": [{"did": ..., "score": ...}]}]``, read by pyarrow's JSON reader;
+Python's json reads a refused file again to name the entry at fault."""
+
+import json
+import os
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as paj
+
+from mmrhub.scoring.run import Run
+from mmrhub.scoring.run import RunError
+from mmrhub.scoring.run import zero_based_offsets
+from mmrhub.scoring.run_bytes import file_bytes
+
+
+_RANKED = pa.list_(pa.struct([("did", pa.string()), ("score", pa.float64())]))
+_JSON_SCHEMA = pa.schema([("run", pa.list_(pa.struct([("qid", pa.string()), ("ranked", _RANKED)])))])
+_JSON_PREFIX, _JSON_SUFFIX = b'{"run": ', b"}\n"
+
+
+def read_json(path: str, bom: int) -> Run:
+    # pyarrow reads JSON Lines; the whole array as the one field of one line is exactly that. The file is read
+    # once, into a buffer that already holds the wrapping, so the run costs its size plus its Arrow columns.
+    size = os.path.getsize(path) - bom
+    wrapped = bytearray(len(_JSON_PREFIX) + size + len(_JSON_SUFFIX))
+    wrapped[: len(_JSON_PREFIX)], wrapped[len(wrapped) - len(_JSON_SUFFIX) :] = _JSON_PREFIX, _JSON_SUFFIX
+    with open(path, "rb") as handle:
+        handle.seek(bom)
+        handle.readinto(memoryview(wrapped)[len(_JSON_PREFIX) : len(_JSON_PREFIX) + size])
+    try:
+        table = paj.read_json(
+            pa.BufferReader(wrapped),
+            read_options=paj.ReadOptions(block_size=len(wrapped) + 1, use_threads=False),
+            parse_options=paj.ParseOptions(explicit_schema=_JSON_SCHEMA, unexpected_field_behavior="ignore"),
+        )
+        del wrapped
+        entries = table["run"].combine_chunks()
+        if entries.null_count or len(entries) != 1:
+            raise pa.ArrowInvalid("not one array")
+        entries = entries.values
+        qids, ranked = pc.struct_field(entries, [0]), pc.struct_field(entries, [1])
+        if entries.null_count or qids.null_count or ranked.null_count or ranked.values.null_count:
+            raise pa.ArrowInvalid("nulls")
+        dids = pc.struct_field(ranked.values, [0])
+        if dids.null_count:
+            raise pa.ArrowInvalid("null ids")
+    except pa.ArrowInvalid:
+        return _read_json_slowly(path, file_bytes(path, bom))
+    scores = pc.struct_field(ranked.values, [1])
+    offsets = zero_based_offsets(ranked)
+    return Run(path, "json", qids, pa.ListArray.from_arrays(offsets, dids), pa.ListArray.from_arrays(offsets, scores))
+
+
+
+def _read_json_slowly(path: str, data: bytes) -> Run:
+    """Python's json, to name what pyarrow refused: the entry and position at fault."""
+    try:
+        entries = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        line = f"line {err.lineno}: " if isinstance(err, json.JSONDecodeError) else ""
+        raise RunError(f"{path}: {line}not valid JSON ({getattr(err, 'msg', err)})") from None
+    if not isinstance(entries, list):
+        raise RunError(f'{path}: expected a JSON array of {{"qid", "ranked"}} objects, got {type(entries).__name__}')
+    query_ids, rankings, scores, problems = [], [], [], []
+    for number, entry in enumerate(entries, 1):
+        where = f"{path}: entry {number}"
+        if not isinstance(entry, dict) or "qid" not in entry or "ranked" not in entry:
+            raise RunError(f'{where}: expected an object with "qid" and "ranked"')
+        if not isinstance(entry["qid"], str):
+            raise RunError(f'{where}: "qid" must be a string, got {entry["qid"]!r}')
+        if not isinstance(entry["ranked"], list):
+            raise RunError(f'{where} (query {entry["qid"]!r}): "ranked" must be a list')
+        for position, item in enumerate(entry["ranked"], 1):
+            if not isinstance(item, dict) or not isinstance(item.get("did"), str):
+                raise RunError(f'{where} (query {entry["qid"]!r}) position {position}: expected {{"did": "<id>", "score": <number>}}')
+        row_scores = [item.get("score") for item in entry["ranked"]]
+        for position, score in enumerate(row_scores, 1):
+            if not _is_number(score):
+                problems.append(f"query {entry['qid']!r} position {position} (entry {number}): score {score!r} is not a finite number")
+        query_ids.append(entry["qid"])
+        rankings.append([item["did"] for item in entry["ranked"]])
+        scores.append([score if _is_number(score) else None for score in row_scores])
+    return Run(path, "json", pa.array(query_ids, pa.string()), pa.array(rankings, pa.list_(pa.string())),
+               pa.array(scores, pa.list_(pa.float64())), problems=problems)
+
+
+def _is_number(value) -> bool:
+    """A score may be absent (None) or a JSON number; booleans and strings are not scores."""
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
