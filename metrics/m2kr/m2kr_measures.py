@@ -4,6 +4,20 @@ import numpy as np
 from . import shared
 
 DEFAULT_K = (1, 3, 5)
+# Each measure's definition, as Markdown table cells: the metric card, the repository README and the exported
+# dataset cards show exactly these rows (a test holds them equal).
+DEFINITIONS = {
+    'Recall@k': (
+        '\\|positives in top k\\| / \\|positives\\| (the challenge\'s "proportion of relevant documents '
+        'retrieved"): a query with several positives needs all of them in the top k to score 1'
+    ),
+    'Recall-mean': (
+        'mean of Recall@1, Recall@3, Recall@5: the M2KR track score (the Kaggle leaderboard averaged two '
+        'tracks, MMDocIR and M2KR)'
+    ),
+    'Hit@k (variant `hit`)': '1 if any positive is in the top k (what FLMR calls Recall@K)',
+    'StrictRecall@k (variant `strict`)': '1 only if all positives are in the top k',
+}
 # Variant -> measure name prefix: recall is the M2KR track's measure, hit is FLMR's "Recall@K".
 VARIANTS = {"recall": "Recall", "hit": "Hit", "strict": "StrictRecall"}
 

@@ -6,6 +6,21 @@ from . import shared
 
 GAINS = {"L1": 2, "L2": 1, "N1": 0, "N2": 0, "N3": 0}
 DEFAULT_K = (10,)
+# Each measure's definition, as Markdown table cells: the metric card, the repository README and the exported
+# dataset cards show exactly these rows (a test holds them equal).
+DEFINITIONS = {
+    'nDCG@k': (
+        'gains L1=2, L2=1, others and unjudged 0; discount 1/log2(rank+1); ideal DCG from the k largest '
+        'judged gains (trec_eval `ndcg_cut`; `ideal`); a query with ideal 0 scores 0'
+    ),
+    'R-L1@k': '\\|L1 in top k\\| / \\|L1 judged\\| (trec_eval `recall`; `recall_denominator`, `no_l1`)',
+    'Hit-L1@1, Hit-L1@k': '1 if any L1 is in the top 1 / top k (trec_eval `success`)',
+    'SC-R-L1@k': (
+        "fraction of the query's distinct L1 leaf categories covered by L1 items in the top k (`covered_by`, "
+        '`category`, `no_l1`)'
+    ),
+    'SC-R-L1@k*': 'SC-R-L1@k averaged only over queries with at least two L1 categories (2,664 in the real data)',
+}
 # The rules the seed leaves open, as keyword options: their values, the default (today's behaviour) first.
 READINGS = {"no_l1": ("zero", "skip"), "recall_denominator": ("judged", "capped"), "covered_by": ("L1", "judged"),
             "category": ("path", "leaf"), "ideal": ("cutoff", "all")}

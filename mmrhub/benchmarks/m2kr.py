@@ -147,10 +147,6 @@ CARD = {
         "About 47% of the queries carry a question; the others are image-only. 601 queries have more than one "
         "positive passage; such a query scores a recall of 1 at k only when all its positives are in its top k."
     ),
-    "metrics": (
-        "The mean of Recall@1, Recall@3 and Recall@5, with recall computed against the full positive set: a query "
-        "with several positives scores 1 at k only when all of them are in its top k."
-    ),
     "evaluate": """\
 ```python
 import evaluate

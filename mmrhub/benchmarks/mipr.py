@@ -185,12 +185,6 @@ CARD = {
         "solution categories are the annotated ones, not an exhaustive list of all possible solutions. It is an "
         "evaluation benchmark with no training split."
     ),
-    "metrics": (
-        "nDCG@10 with linear gains L1=2, L2=1 (all other grades and unjudged products 0); R-L1@10, the recall of "
-        "judged L1 products; Hit-L1@1 and Hit-L1@10, whether an L1 product is retrieved; SC-R-L1@10, the coverage "
-        "of the query's judged L1 leaf categories (`treecate_full_path`), and SC-R-L1@10*, the same over the "
-        "queries with at least two L1 categories."
-    ),
     "evaluate": """\
 ```python
 import evaluate

@@ -183,6 +183,12 @@ def summary(text: dict, configs: list, sample: bool) -> str:
     )
 
 
+def measure_table(definitions: dict) -> str:
+    """The measures as the metric card and the repository README show them: a Markdown table, a row each."""
+    rows = "".join(f"| {name} | {definition} |\n" for name, definition in definitions.items())
+    return "| Measure | Definition |\n| --- | --- |\n" + rows
+
+
 def render(
     benchmark,
     module,
@@ -228,7 +234,7 @@ def render(
         structure=structure,
         configs_table=configs_table(configs, default_config),
         grades=grades_section(module, mteb),
-        metrics=text["metrics"],
+        metrics=measure_table(benchmark.measures.DEFINITIONS),
         creation=text["creation"],
         limitations=text["limitations"],
         citation=module._CITATION.strip(),

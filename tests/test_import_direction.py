@@ -1,0 +1,66 @@
+"""Imports point one way: cli -> commands -> benchmarks -> wings (scoring, export, report, retrieve) -> builders and
+metric folders. Read from the source with ``ast``, so a lazy import inside a function counts too."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "mmrhub"
+WINGS = ("scoring", "export", "report", "retrieve")
+
+
+def imported_modules(path: Path) -> set:
+    """Every absolute module name a file imports, at any depth."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def modules_under(folder: str) -> list:
+    return sorted((PACKAGE / folder).rglob("*.py"))
+
+
+def reaches(path: Path, package: str) -> list:
+    return sorted(name for name in imported_modules(path) if name == package or name.startswith(package + "."))
+
+
+def test_only_the_cli_imports_the_commands():
+    offenders = {
+        str(path.relative_to(PACKAGE)): reaches(path, "mmrhub.commands")
+        for path in PACKAGE.rglob("*.py")
+        if path.parent.name != "commands" and path.name != "cli.py" and reaches(path, "mmrhub.commands")
+    }
+    assert offenders == {}
+
+
+@pytest.mark.parametrize("wing", WINGS)
+def test_wings_import_neither_commands_nor_benchmarks(wing):
+    offenders = {
+        str(path.relative_to(PACKAGE)): reaches(path, "mmrhub.commands") + reaches(path, "mmrhub.benchmarks")
+        for path in modules_under(wing)
+    }
+    assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def test_benchmarks_import_no_command():
+    assert [reaches(path, "mmrhub.commands") for path in modules_under("benchmarks")] == [
+        [] for _ in modules_under("benchmarks")
+    ]
+
+
+def test_builders_and_metric_folders_never_import_mmrhub():
+    root = PACKAGE.parent
+    sources = [root / "mipr.py", root / "m2kr.py", *sorted((root / "metrics").rglob("*.py"))]
+    assert {str(path.relative_to(root)): reaches(path, "mmrhub") for path in sources if reaches(path, "mmrhub")} == {}
+
+
+def test_the_direction_test_sees_a_violation(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f():\n    from mmrhub.commands.arguments import scoring_request\n", encoding="utf-8")
+    assert reaches(bad, "mmrhub.commands") == ["mmrhub.commands.arguments", "mmrhub.commands.arguments.scoring_request"]
