@@ -80,8 +80,8 @@ def test_trec_run_scores_like_the_json_run(capsys, tmp_path):
     lines = [f"{e['qid']} Q0 {d['did']} {r} {d['score']} test" for e in entries for r, d in enumerate(e["ranked"], 1)]
     trec = tmp_path / "embedding.trec"
     trec.write_text("\n".join(reversed(lines)) + "\n")  # ordered by the rank column, not by the file
-    _, json_out, _ = run_cli(capsys, "evaluate", "mipr", str(EMBEDDING), "--k", "5", "10")
-    _, trec_out, _ = run_cli(capsys, "evaluate", "mipr", str(trec), "--k", "5", "10")
+    _, json_out, _ = run_cli(capsys, "evaluate", "mipr", str(EMBEDDING), "--k", "5,10")
+    _, trec_out, _ = run_cli(capsys, "evaluate", "mipr", str(trec), "--k", "5,10")
     assert table_values(json_out) | {"System": ""} == table_values(trec_out) | {"System": ""}
 
 
@@ -172,7 +172,7 @@ def test_m2kr_json_and_kaggle_csv_agree(capsys, tmp_path):
 
 def test_m2kr_sample_run_tells_the_recall_variants_apart(capsys):
     # Multi-positive queries that find part of their set: hit rate > recall > strict recall.
-    code, out, err = run_cli(capsys, "evaluate", "m2kr", str(M2KR_RUN), "--variants", "recall", "hit", "strict")
+    code, out, err = run_cli(capsys, "evaluate", "m2kr", str(M2KR_RUN), "--variants", "recall,hit,strict")
     assert code == 0, err
     values = {name: float(value) for name, value in table_values(out).items() if name != "System"}
     answers = {row["question_id"]: row["pos_item_ids"] for row in _m2kr_answers()}

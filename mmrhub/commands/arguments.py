@@ -1,5 +1,6 @@
 """The arguments several commands share, and how they become the library's typed requests."""
 
+import argparse
 from dataclasses import replace
 
 from mmrhub.scoring.request import ScoringRequest
@@ -8,13 +9,18 @@ from mmrhub.scoring.request import ScoringRequest
 def add_scoring_arguments(parser, benchmark) -> None:
     """What every scoring command takes: the data, the cutoffs, the benchmark's options, --json."""
     parser.add_argument("--data-dir", help=f"the {benchmark.title} data folder (default: the bundled sample)")
-    k = " ".join(map(str, benchmark.measures.DEFAULT_K))
-    parser.add_argument("--k", type=int, nargs="+", help=f"cutoffs (default: {k})")
+    k = ",".join(map(str, benchmark.measures.DEFAULT_K))
+    parser.add_argument("--k", type=comma_list(positive_int), metavar="K[,K...]", help=f"cutoffs (default: {k})")
     for option in benchmark.options:
         flag = "--" + option.name.replace("_", "-")
         if option.many:
+            choices = ",".join(option.choices)
             parser.add_argument(
-                flag, nargs="+", choices=option.choices, default=list(option.default), help=option.help
+                flag,
+                type=comma_list(choice_of(option.choices)),
+                default=list(option.default),
+                metavar="NAME[,NAME...]",
+                help=f"{option.help} (any of {choices}; default: {','.join(option.default)})",
             )
         else:
             help = f"{option.help} (default: {option.default})"
@@ -69,3 +75,37 @@ def add_build_arguments(parser, images_dir: bool = True) -> None:
 def build_options(benchmark, args) -> dict:
     """The builder's own keywords (``check_images``; M2KR's ``images_dir``) from the parsed arguments."""
     return benchmark.builder_options(args.check_images, getattr(args, "images_dir", None))
+
+
+def positive_int(text: str) -> int:
+    """An integer of at least 1, for cutoffs and counts."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
+    return value
+
+
+def choice_of(choices):
+    """A converter accepting only one of ``choices``."""
+
+    def convert(text: str) -> str:
+        if text not in choices:
+            raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(choices)}")
+        return text
+
+    return convert
+
+
+def comma_list(convert):
+    """A comma-separated list, each element converted: one argument, so a list option never eats a run file."""
+
+    def parse(text: str) -> list:
+        parts = text.split(",")
+        if not all(part.strip() for part in parts):
+            raise argparse.ArgumentTypeError(f"expected a comma-separated list without empty elements, got {text!r}")
+        return [convert(part.strip()) for part in parts]
+
+    return parse
