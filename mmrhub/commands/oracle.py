@@ -7,6 +7,7 @@ from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.commands.arguments import add_scoring_arguments
 from mmrhub.commands.arguments import scoring_request
 from mmrhub.scoring import pandas_free
+from mmrhub.scoring.output import computed_caption
 from mmrhub.scoring.output import json_payload
 from mmrhub.scoring.output import print_notes
 from mmrhub.scoring.output import sample_caption
@@ -36,7 +37,7 @@ def run(args) -> int:
         truth = load_truth(request)
         rows = score_runs(request, truth)
     print_notes(truth, rows)
-    print(table([(row.name, row.result) for row in rows]) + sample_caption(request, truth))
+    print(table([(row.name, row.result) for row in rows]) + computed_caption(request, rows) + sample_caption(request, truth))
     if args.json:
         write_json(args.json, json_payload(request, truth, rows))
     return 0

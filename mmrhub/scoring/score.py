@@ -8,11 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from mmrhub.scoring.groups import group_means
 from mmrhub.scoring.judgments import Truth
 from mmrhub.scoring.oracle import ORACLE_NAME
 from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.run import Run
+from mmrhub.scoring.run import RunError
 from mmrhub.scoring.run_kaggle import restore_stripped_ids
 from mmrhub.scoring.run_reading import read_run
 from mmrhub.scoring.run_validation import check_pool
@@ -33,12 +37,26 @@ def load_truth(request: ScoringRequest) -> Truth:
     return request.benchmark.read_truth(request.folder)
 
 
-def read_valid_run(truth: Truth, path, ignore_unknown_queries: bool = False):
+def read_valid_run(truth: Truth, path, ignore_unknown_queries: bool = False, title: str = "the benchmark"):
     """(run, its rankings aligned with ``truth.query_ids``); a RunError names every problem found."""
     run = read_run(path)
     if run.format == "kaggle":
         restore_stripped_ids(run, truth.corpus_ids)
+    if not ignore_unknown_queries:
+        refuse_foreign_run(run, truth, title)
     return run, validate(run, truth, ignore_unknown_queries)
+
+
+def refuse_foreign_run(run: Run, truth: Truth, title: str) -> None:
+    """One line for a run none of whose queries is the benchmark's (a run of the other benchmark, or of another
+    split), instead of a line per query."""
+    benchmark_queries = pa.concat_arrays([truth.query_ids, truth.unjudged_query_ids])
+    if len(run.query_ids) and not pc.any(pc.is_in(run.query_ids, value_set=benchmark_queries)).as_py():
+        raise RunError(
+            f"{run.path}: none of its {len(run.query_ids)} queries (e.g. {run.query_ids[0].as_py()!r}) is a query of "
+            f"{title}: is it a run of another benchmark? Score it with that benchmark's command, or pass "
+            "--ignore-unknown-queries to set such entries aside."
+        )
 
 
 def score(benchmark, truth: Truth, rankings, options: dict, groups=None) -> dict:
@@ -57,22 +75,36 @@ def score_runs(request: ScoringRequest, truth: Truth) -> list:
         raise ValueError(
             f"--name was given {len(request.names)} time(s) for {len(request.runs)} run(s): give one name per run."
         )
+    repeated = sorted({name for name in request.names if request.names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"--name {repeated[0]!r} is given twice: give each run its own name.")
     rows = []
     baselines = {}
     groups = truth.groups() if request.breakdown else None
 
     def baseline(path):
         if path not in baselines:
-            baselines[path] = read_valid_run(truth, path, request.ignore_unknown_queries)
+            baselines[path] = read_valid_run(truth, path, request.ignore_unknown_queries, benchmark.title)
         return baselines[path]
 
     for index, path in enumerate(request.runs):
-        run, rankings = read_valid_run(truth, path, request.ignore_unknown_queries)
+        run, rankings = read_valid_run(truth, path, request.ignore_unknown_queries, benchmark.title)
         if request.rerank is not None and Path(path).resolve() != Path(request.rerank).resolve():
             check_pool(run, baseline(request.rerank)[0])
-        name = request.names[index] if request.names else run.name
-        rows.append(Scored(name, run, score(benchmark, truth, rankings, options, groups)))
+        rows.append(Scored(run.name, run, score(benchmark, truth, rankings, options, groups)))
+    name_rows(rows, request.names)
     if request.oracle is not None:
         rankings = benchmark.oracle(truth.judgments, baseline(request.oracle)[1], **request.oracle_options)
         rows.append(Scored(ORACLE_NAME, None, score(benchmark, truth, rankings, options, groups)))
     return rows
+
+
+def name_rows(rows: list, names=()) -> None:
+    """Name each run's row by ``names`` or else its file stem; a stem that repeats gets " (2)", " (3)"... and a
+    note, so two rows never share a name."""
+    seen = {}
+    for row, name in zip(rows, names or [row.name for row in rows]):
+        seen[name] = seen.get(name, 0) + 1
+        row.name = name if seen[name] == 1 else f"{name} ({seen[name]})"
+        if row.name != name:
+            row.run.notes.append(f"two runs are named {name!r}: {row.run.path} is the row {row.name!r}; pass --name.")
