@@ -7,9 +7,11 @@ from mmrhub.scoring import pandas_free
 from mmrhub.scoring.output import computed_caption
 from mmrhub.scoring.output import json_payload
 from mmrhub.scoring.output import print_notes
+from mmrhub.scoring.output import print_table
 from mmrhub.scoring.output import sample_caption
 from mmrhub.scoring.score import load_truth
 from mmrhub.scoring.score import score_runs
+from mmrhub.scoring.tables import FORMATS
 from mmrhub.scoring.tables import check_json_target
 from mmrhub.scoring.tables import per_query_table
 from mmrhub.scoring.tables import table
@@ -38,6 +40,9 @@ def register(subparsers) -> None:
             benchmark.breakdown.flag, dest="breakdown", action="store_true", help="also print the means per group"
         )
         sub.add_argument("--per-query", action="store_true", help="also print every query's values")
+        sub.add_argument(
+            "--format", choices=FORMATS, default="markdown", help="the tables' format (default: markdown)"
+        )
         add_scoring_arguments(sub, benchmark)
         sub.set_defaults(func=run)
 
@@ -52,15 +57,16 @@ def run(args) -> int:
         truth = load_truth(request)
         rows = score_runs(request, truth)
     print_notes(truth, rows)
-    print(table([(row.name, row.result) for row in rows]) + computed_caption(request, rows) + sample_caption(request, truth))
+    captions = computed_caption(request, rows) + sample_caption(request, truth)
+    print_table(table([(row.name, row.result) for row in rows], format=args.format), captions, args.format)
     breakdown = request.benchmark.breakdown
     for row in rows if request.breakdown else ():
         print(f"\n{row.name}:\n")
         groups = sorted(row.result[breakdown.key].items())
-        print(table(groups, label=breakdown.label, extra=("num_queries",)))
+        print(table(groups, label=breakdown.label, extra=("num_queries",), format=args.format))
     for row in rows if args.per_query else ():
         print(f"\n{row.name}, per query:\n")
-        print(per_query_table(row.result["per_query"]))
+        print(per_query_table(row.result["per_query"], format=args.format))
     if args.json:
         write_json(args.json, json_payload(request, truth, rows))
     return 0

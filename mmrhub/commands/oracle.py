@@ -10,9 +10,11 @@ from mmrhub.scoring import pandas_free
 from mmrhub.scoring.output import computed_caption
 from mmrhub.scoring.output import json_payload
 from mmrhub.scoring.output import print_notes
+from mmrhub.scoring.output import print_table
 from mmrhub.scoring.output import sample_caption
 from mmrhub.scoring.score import load_truth
 from mmrhub.scoring.score import score_runs
+from mmrhub.scoring.tables import FORMATS
 from mmrhub.scoring.tables import check_json_target
 from mmrhub.scoring.tables import table
 from mmrhub.scoring.tables import write_json
@@ -25,6 +27,9 @@ def register(subparsers) -> None:
     for benchmark in BENCHMARKS.values():
         sub = benchmarks.add_parser(benchmark.name, help=f"{benchmark.title}: relevant items first, by grade")
         sub.add_argument("baseline", help="the baseline run whose pools are reordered")
+        sub.add_argument(
+            "--format", choices=FORMATS, default="markdown", help="the table's format (default: markdown)"
+        )
         add_scoring_arguments(sub, benchmark)
         sub.set_defaults(func=run, breakdown=False)
 
@@ -37,7 +42,8 @@ def run(args) -> int:
         truth = load_truth(request)
         rows = score_runs(request, truth)
     print_notes(truth, rows)
-    print(table([(row.name, row.result) for row in rows]) + computed_caption(request, rows) + sample_caption(request, truth))
+    captions = computed_caption(request, rows) + sample_caption(request, truth)
+    print_table(table([(row.name, row.result) for row in rows], format=args.format), captions, args.format)
     if args.json:
         write_json(args.json, json_payload(request, truth, rows))
     return 0

@@ -54,6 +54,17 @@ def _flag_value(value) -> str:
     return ",".join(value) if isinstance(value, list) else str(value)
 
 
+def print_table(text: str, captions: str, format: str = "markdown") -> None:
+    """A table on stdout with its captions under it (Markdown), or, in CSV, LaTeX or JSON, with the captions on
+    stderr as notes, so stdout stays one table a program or a paper can take as it is."""
+    if format == "markdown":
+        print(text + captions)
+        return
+    print(text)
+    for caption in filter(None, captions.split("\n\n")):
+        print(f"note: {caption.strip('_')}", file=sys.stderr)
+
+
 def print_notes(truth, rows) -> None:
     """The judgments' and the runs' notes, one ``note:`` line each on stderr."""
     notes = truth.notes + [note for row in rows if row.run is not None for note in row.run.notes]

@@ -1,5 +1,8 @@
-"""Markdown tables of scores (values x100, two decimals, like the seed's table) and the --json output."""
+"""Tables of scores (values x100, two decimals, as the published tables print them) in Markdown, CSV, LaTeX or JSON,
+and the --json output."""
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -11,27 +14,60 @@ def measure_names(result: dict) -> list:
     return [name for name, value in result.items() if value is None or isinstance(value, float)]
 
 
+FORMATS = ("markdown", "csv", "latex", "json")
+_LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {"~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
+
+
 def cell(value) -> str:
+    """A value as the tables print it: x100 with two decimals, or ``-`` where undefined."""
     return UNDEFINED if value is None else f"{100 * value:.2f}"
 
 
-def table(rows: list, label: str = "System", extra: tuple = ()) -> str:
-    """rows: (name, result dict) pairs -> a Markdown table of their measures; ``extra`` adds count columns."""
+def table(rows: list, label: str = "System", extra: tuple = (), format: str = "markdown") -> str:
+    """rows: (name, result dict) pairs -> a table of their measures in ``format``; ``extra`` adds count columns."""
     names = measure_names(rows[0][1])
-    lines = [
-        "| " + " | ".join([label, *names, *extra]) + " |",
-        "|" + "---|" + "---:|" * (len(names) + len(extra)),
-    ]
-    for name, result in rows:
-        cells = [cell(result[measure]) for measure in names] + [str(result[key]) for key in extra]
-        lines.append("| " + " | ".join([name, *cells]) + " |")
-    return "\n".join(lines)
+    header = [label, *names, *extra]
+    body = [[name, *(cell(result[m]) for m in names), *(str(result[key]) for key in extra)] for name, result in rows]
+    return {"markdown": _markdown, "csv": _csv, "latex": _latex, "json": _json}[format](header, body)
 
 
-def per_query_table(per_query: dict) -> str:
+def per_query_table(per_query: dict, format: str = "markdown") -> str:
+    """One row per query of a result's ``per_query`` values."""
     names = [name for name in per_query if name != "query_id"]
     rows = [(qid, {name: per_query[name][i] for name in names}) for i, qid in enumerate(per_query["query_id"])]
-    return table(rows, label="Query")
+    return table(rows, label="Query", format=format)
+
+
+def _markdown(header: list, body: list) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in body])
+
+
+def _csv(header: list, body: list) -> str:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows([header, *body])
+    return out.getvalue().rstrip("\n")
+
+
+def _latex(header: list, body: list) -> str:
+    """A booktabs tabular: names escaped, numbers right-aligned."""
+
+    def row(cells):
+        return " & ".join("".join(_LATEX_SPECIAL.get(c, c) for c in text) for text in cells) + r" \\"
+
+    spec = "l" + "r" * (len(header) - 1)
+    lines = [rf"\begin{{tabular}}{{{spec}}}", r"\toprule", row(header), r"\midrule", *map(row, body)]
+    return "\n".join(lines + [r"\bottomrule", r"\end{tabular}"])
+
+
+def _json(header: list, body: list) -> str:
+    """A list of rows, each {column: value}; numbers as numbers (x100), undefined as null."""
+
+    def value(text):
+        return None if text == UNDEFINED else float(text) if "." in text else int(text) if text.isdigit() else text
+
+    rows = [{column: (text if i == 0 else value(text)) for i, (column, text) in enumerate(zip(header, row))} for row in body]
+    return json.dumps(rows, ensure_ascii=False, indent=1)
 
 
 def check_json_target(path) -> None:
