@@ -74,6 +74,7 @@ class Benchmark:
     breakdown: Breakdown
     card: dict  # the export card's prose
     mteb_tables: Callable  # (builder module, load) -> (config, Dataset) pairs in MTEB's layout
+    qrels_tables: Callable  # (builder module, load) -> (name, Dataset) pairs of qrels rows, the metric's gains
     bundled_runs: tuple  # BundledRun: the first one's pools are the others' candidates and the oracle's
     report: View  # how ``mmrhub report`` shows it
     seed_table: tuple = ()  # the source document's rows for the shipped runs and their oracle ({measure: x100})

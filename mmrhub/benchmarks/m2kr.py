@@ -115,6 +115,12 @@ def mteb_tables(module, load):
     yield "corpus", mteb.side(passages, {"passage_id": "id", "passage_content": "text", "image": "image"}, mteb.CORPUS_SPLIT)
     queries = {"question_id": "id", "question": "text", "image": "image", "instruction": "instruction"}
     yield "query", mteb.side(load("challenge_data"), queries)
+    yield from qrels_tables(module, load)
+
+
+def qrels_tables(module, load):
+    """The positives as qrels rows (question_id, Q0, passage_id, score 1): trec_eval's recall on them is the
+    track's Recall@k."""
     answers = load("challenge_answers")
     table = answers.with_format("arrow")[:]
     positives = table["pos_item_ids"]
@@ -122,6 +128,10 @@ def mteb_tables(module, load):
     yield "qrels", mteb.qrels(table["question_id"], positives, ones)
 
 CARD = {
+    "trec_notes": (
+        "`qrels.txt` holds every positive passage (relevance 1): trec_eval's `recall.k` on it is the track's "
+        "Recall@k, and `success.k` FLMR's hit rate."
+    ),
     "pretty_name": "M2KR-WWW2025-Challenge",
     "language": ["en"],
     "task_categories": ["visual-document-retrieval", "text-retrieval"],
@@ -225,6 +235,7 @@ M2KR = Benchmark(
     breakdown=Breakdown("--by-task", "Task", "by_task"),
     card=CARD,
     mteb_tables=mteb_tables,
+    qrels_tables=qrels_tables,
     bundled_runs=(BundledRun("", "", "baseline/simulated_top5.json"),),
     report=VIEW,
     images_dir_option=True,

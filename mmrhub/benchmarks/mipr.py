@@ -144,6 +144,12 @@ def mteb_tables(module, load):
     ``qrels-l1`` keeps the L1 rows only, on which MTEB's recall and hit rate are MIPR's R-L1 and Hit-L1."""
     yield "corpus", mteb.side(load("corpus"), {"item_id": "id", "title": "text", "image": "image"}, mteb.CORPUS_SPLIT)
     yield "query", mteb.side(load("queries"), {"idx": "id", "query": "text", "image": "image"})
+    yield from qrels_tables(module, load)
+
+
+def qrels_tables(module, load):
+    """The judgments as qrels rows (query-id, Q0, corpus-id, score = the grade's gain: L1=2, L2=1, others 0), and
+    ``qrels-l1`` with the L1 rows only: MTEB's and trec_eval's recall and hit rate on it are R-L1 and Hit-L1."""
     qrels = load("qrels")
     table = qrels.with_format("arrow")[:]
     items = table["items"].combine_chunks()
@@ -159,6 +165,13 @@ def mteb_tables(module, load):
 
 
 CARD = {
+    "trec_notes": (
+        "`qrels.txt` holds every judgment (L1=2, L2=1, N1, N2 and N3 0): trec_eval's `ndcg_cut.k` on it is "
+        "MIPR's nDCG@k. `qrels-l1.txt` holds the L1 judgments only: trec_eval's `recall.k` and `success.k` on"
+        ' it are R-L1@k and Hit-L1@k over the queries with an L1 judgment (trec_eval leaves a query without '
+        "one out; MIPR scores it 0 with the default `--no-l1 zero`). SC-R-L1 needs the products' categories "
+        'and has no trec_eval measure.'
+    ),
     "pretty_name": "MIPR",
     "language": ["zh"],
     "task_categories": ["visual-document-retrieval", "text-retrieval"],
@@ -298,6 +311,7 @@ MIPR = Benchmark(
     breakdown=Breakdown("--by-category", "Top-level category", "by_category"),
     card=CARD,
     mteb_tables=mteb_tables,
+    qrels_tables=qrels_tables,
     bundled_runs=(
         BundledRun("Qwen3-VL-Embedding-8B", "baseline/qwen3_vl_embedding_8b_top50.json", "baseline/simulated_embedding_top50.json"),
         BundledRun("Qwen3-VL-Reranker-8B", "baseline/qwen3_vl_reranker_8b_top50.json", "baseline/simulated_reranker_top50.json"),

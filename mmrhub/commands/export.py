@@ -11,7 +11,12 @@ def register(subparsers):
     parser.add_argument("benchmark", choices=list(BENCHMARKS))
     parser.add_argument("out", help="the repo folder to create (written aside, then moved into place)")
     parser.add_argument("--data-dir", help="the benchmark's data folder or URL (default: the bundled sample)")
-    parser.add_argument("--format", choices=FORMATS, default="hf", help="hf: the builder's configs; mteb: MTEB")
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="hf",
+        help="hf: the builder's configs; mteb: MTEB's retrieval layout; trec: the judgments as trec_eval qrels files"
+    )
     parser.add_argument("--repo-id", help="the dataset repo the card's snippets name (default your-org/<benchmark>)")
     parser.add_argument("--metric-space", help="the metric Space named in the card (default your-org/<benchmark>)")
     parser.add_argument("--max-shard-size", help="largest Parquet file (default: datasets' own, 500MB)")

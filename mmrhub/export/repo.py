@@ -14,6 +14,8 @@ from mmrhub.export.mteb import DEFAULT_CONFIG as MTEB_DEFAULT_CONFIG
 from mmrhub.export.parquet import MAX_SHARD_SIZE
 from mmrhub.export.parquet import RowSource
 from mmrhub.export.parquet import write_split
+from mmrhub.export.trec import readme
+from mmrhub.export.trec import write_qrels
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +69,8 @@ def export(
     def load(config):
         return module.load(config, data_dir=data_dir, cache_dir=cache_dir, **(builder_options or {}))
 
+    if format == "trec":
+        return _export_qrels(benchmark, module, load, Path(os.path.abspath(out)), overwrite, data_root(benchmark, data_dir))
     if format == "hf":
         tables = ((config, load(config)) for config in module.CONFIG_NAMES)
         default_config = benchmark.default_config
@@ -93,6 +97,20 @@ def export(
                 mteb=format == "mteb", sample=data_dir is None,
             )
             (work / "README.md").write_text(card, encoding="utf-8")
+    except OSError as err:
+        if err.errno == errno.ENOSPC:
+            raise no_space(out) from err
+        raise
+    return out
+
+
+def _export_qrels(benchmark, module, load, out: Path, overwrite: bool, root: Optional[str]) -> Path:
+    """The judgments as trec_eval qrels files, written aside and moved into place like every export."""
+    try:
+        with atomic_dir(out, overwrite=overwrite, protected=[root] if root else []) as work:
+            written = write_qrels(benchmark.qrels_tables(module, load), work)
+            notes = benchmark.card.get("trec_notes", "")
+            (work / "README.md").write_text(readme(benchmark.title, written, notes), encoding="utf-8")
     except OSError as err:
         if err.errno == errno.ENOSPC:
             raise no_space(out) from err
