@@ -1,6 +1,7 @@
 """An export is written aside and moved into place: an interrupted one leaves no half repo."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ import pytest
 
 import mmrhub.export.repo as export_repo
 from mmrhub.export.atomic import MARKER
+from mmrhub.export.atomic import written_files
 from mmrhub.export.atomic import atomic_dir
 
 from _export_helpers import export
@@ -71,10 +73,55 @@ def test_existing_folder_is_refused_without_overwrite(tmp_path, capsys):
 
 def test_overwrite_replaces_an_earlier_export(tmp_path):
     assert run_cli(["export", "mipr", str(tmp_path / "mipr")]) == 0
-    (tmp_path / "mipr" / "stale.txt").write_text("from the earlier export's folder")
+    (tmp_path / "mipr" / "README.md").write_text("edited: the export wrote this file, so it may replace it")
     assert run_cli(["export", "mipr", str(tmp_path / "mipr"), "--overwrite"]) == 0
     assert sorted(p.name for p in (tmp_path / "mipr").iterdir()) == [MARKER, "README.md", "corpus", "qrels", "queries"]
+    assert (tmp_path / "mipr" / "README.md").read_text().startswith("---")
     assert _leftovers(tmp_path) == ["mipr"]
+
+
+@pytest.mark.parametrize("added", ["notes.txt", ".git/HEAD", "corpus/extra.parquet"])
+def test_overwrite_never_removes_what_the_export_did_not_write(tmp_path, capsys, added):
+    out = tmp_path / "mipr"
+    assert run_cli(["export", "mipr", str(out)]) == 0
+    (out / added).parent.mkdir(parents=True, exist_ok=True)
+    (out / added).write_text("mine")
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    assert run_cli(["export", "mipr", str(out), "--overwrite"]) == 1
+    assert capsys.readouterr().err == (
+        f"mmrhub export: error: {out} holds 1 file(s) the export did not write ({added}): --overwrite never removes "
+        "them. Move them out, or choose a new OUT folder.\n"
+    )
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert _leftovers(tmp_path) == ["mipr"]
+
+
+def test_the_marker_lists_every_file_written(tmp_path):
+    out = tmp_path / "mipr"
+    assert run_cli(["export", "mipr", str(out)]) == 0
+    files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()} - {MARKER}
+    assert written_files(out) == files and "README.md" in files and len(files) == 4
+
+
+def test_an_export_marked_by_an_older_version_is_not_replaced(tmp_path, capsys):
+    out = tmp_path / "mipr"
+    assert run_cli(["export", "mipr", str(out)]) == 0
+    (out / MARKER).write_text("Written by `mmrhub export`; `mmrhub export --overwrite` may replace this folder.\n")
+    assert run_cli(["export", "mipr", str(out), "--overwrite"]) == 1
+    assert "was written by an older `mmrhub export` that did not list its files" in capsys.readouterr().err
+    assert (out / "README.md").is_file()
+
+
+def test_a_replaced_export_left_by_a_killed_swap_is_cleared(tmp_path):
+    assert run_cli(["export", "mipr", str(tmp_path / "mipr")]) == 0
+    left = tmp_path / ".mipr.old-999999999-abcdef01"  # what a kill between the two renames leaves (a dead pid)
+    shutil.copytree(tmp_path / "mipr", left)
+    kept = tmp_path / ".mipr.old-999999998-abcdef02"  # the same name, but not a folder an export made
+    kept.mkdir()
+    (kept / "mine.txt").write_text("mine")
+    assert run_cli(["export", "mipr", str(tmp_path / "mipr"), "--overwrite"]) == 0
+    assert not left.exists() and (kept / "mine.txt").read_text() == "mine"
 
 
 def test_killed_export_leaves_no_repo_and_its_debris_is_cleared(tmp_path):

@@ -23,8 +23,9 @@ def register(subparsers):
     parser.add_argument(
         "--overwrite",
         action="store_true",
-        help="replace OUT once the new export is complete; only a folder an earlier export wrote (it holds "
-        ".mmrhub-export), never the data folder or a folder above it",
+        help="replace OUT once the new export is complete; only a folder an earlier export wrote (its "
+        ".mmrhub-export lists every file it wrote) while it holds nothing else: a .git folder or a file you added "
+        "makes it refuse, never the data folder or a folder above it",
     )
     add_build_arguments(parser)
     parser.set_defaults(func=run)

@@ -1,9 +1,11 @@
 """Build a folder aside and move it into place in one rename, so no reader ever sees half of it.
 
-Every folder built here carries ``MARKER`` (a hidden file ``push`` leaves home): only a folder with it is ever
-replaced or cleared, so ``--overwrite`` can never delete a folder the export did not write.
+Every folder built here carries ``MARKER`` (a hidden file ``push`` leaves home) listing every file the export
+wrote: only a folder with it is ever replaced or cleared, and only while it holds nothing else, so ``--overwrite``
+never deletes a file the export did not write (a ``.git`` folder, notes added later): it refuses instead.
 """
 
+import json
 import os
 import shutil
 import uuid
@@ -12,7 +14,8 @@ from pathlib import Path
 
 
 MARKER = ".mmrhub-export"
-_MARKER_TEXT = "Written by `mmrhub export`; `mmrhub export --overwrite` may replace this folder.\n"
+_MARKER_NOTE = "Written by `mmrhub export`; `mmrhub export --overwrite` may replace this folder while it holds these files only."
+MAX_NAMED = 3
 
 
 def _marked(folder: Path) -> bool:
@@ -24,8 +27,29 @@ def _within(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
+def _files(folder: Path) -> set:
+    """Every file and link under ``folder`` (folders themselves excluded), as relative POSIX paths."""
+    return {path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_symlink() or not path.is_dir()}
+
+
+def written_files(folder: Path):
+    """The files the export that wrote ``folder`` lists in its marker, or None for a marker that lists none."""
+    try:
+        listed = json.loads((folder / MARKER).read_text(encoding="utf-8")).get("files")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return set(listed) if isinstance(listed, list) else None
+
+
+def _sign(work: Path) -> None:
+    """Write the marker listing every file now in ``work``: what a later ``--overwrite`` may remove."""
+    files = sorted(_files(work) - {MARKER})
+    (work / MARKER).write_text(json.dumps({"note": _MARKER_NOTE, "files": files}, indent=1) + "\n", encoding="utf-8")
+
+
 def check_replaceable(target: Path, protected=()):
-    """Refuse to replace ``target`` unless an earlier export wrote it, and never one holding a ``protected`` folder."""
+    """Refuse to replace ``target`` unless an earlier export wrote it and it holds nothing else, and never one
+    holding a ``protected`` folder."""
     real = target.resolve()
     for folder in protected:
         if _within(Path(folder).resolve(), real):
@@ -38,10 +62,27 @@ def check_replaceable(target: Path, protected=()):
             f"{target} was not written by `mmrhub export` (it has no {MARKER} file), so --overwrite will not "
             "replace it. Choose a new OUT folder, or remove this one yourself."
         )
+    listed = written_files(target)
+    if listed is None:
+        raise FileExistsError(
+            f"{target} was written by an older `mmrhub export` that did not list its files, so --overwrite cannot "
+            "tell them from yours. Remove the folder yourself, or choose a new OUT folder."
+        )
+    others = sorted(_files(target) - listed - {MARKER})
+    if others:
+        named = ", ".join(others[:MAX_NAMED]) + (f" and {len(others) - MAX_NAMED} more" if len(others) > MAX_NAMED else "")
+        raise FileExistsError(
+            f"{target} holds {len(others)} file(s) the export did not write ({named}): --overwrite never removes them. "
+            "Move them out, or choose a new OUT folder."
+        )
 
 
 def _partial_prefix(target: Path) -> str:
     return f".{target.name}.partial-"
+
+
+def _old_prefix(target: Path) -> str:
+    return f".{target.name}.old-"
 
 
 def _alive(pid: int) -> bool:
@@ -55,14 +96,15 @@ def _alive(pid: int) -> bool:
 
 
 def remove_stale_partials(target: Path) -> list:
-    """Remove what killed exports of ``target`` left (``.<name>.partial-<pid>-*`` of processes now gone)."""
+    """Remove what killed exports of ``target`` left: ``.<name>.partial-<pid>-*`` (a half-written export) and
+    ``.<name>.old-<pid>-*`` (the replaced one, killed before its removal) of processes now gone, marked by us."""
     removed = []
-    prefix = _partial_prefix(target)
-    for entry in target.parent.glob(prefix + "*"):
-        pid = entry.name[len(prefix) :].split("-")[0]
-        if pid.isdigit() and not _alive(int(pid)) and _marked(entry):
-            shutil.rmtree(entry, ignore_errors=True)
-            removed.append(entry)
+    for prefix in (_partial_prefix(target), _old_prefix(target)):
+        for entry in target.parent.glob(prefix + "*"):
+            pid = entry.name[len(prefix) :].split("-")[0]
+            if pid.isdigit() and not _alive(int(pid)) and _marked(entry):
+                shutil.rmtree(entry, ignore_errors=True)
+                removed.append(entry)
     return removed
 
 
@@ -83,12 +125,13 @@ def atomic_dir(target, overwrite: bool = False, protected=()):
     remove_stale_partials(target)
     work = target.parent / f"{_partial_prefix(target)}{os.getpid()}-{uuid.uuid4().hex[:8]}"
     work.mkdir()
-    (work / MARKER).write_text(_MARKER_TEXT, encoding="utf-8")
+    (work / MARKER).write_text(json.dumps({"note": _MARKER_NOTE, "files": []}) + "\n", encoding="utf-8")
     try:
         yield work
+        _sign(work)
         if overwrite and target.exists():
             check_replaceable(target, protected)  # again: it may have changed while the export ran
-            old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
+            old = target.parent / f"{_old_prefix(target)}{os.getpid()}-{uuid.uuid4().hex[:8]}"
             os.rename(target, old)
             try:
                 os.rename(work, target)
