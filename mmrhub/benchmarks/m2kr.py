@@ -41,6 +41,11 @@ TASKS = ("image-to-document", "image+text-to-document")  # no question / a quest
 
 
 
+def judgment_files(folder) -> list:
+    """The Parquet tables scoring reads (none if the folder holds none)."""
+    return [path for config in COLUMNS for path in sorted((Path(folder) / config).glob("train-*.parquet"))]
+
+
 def read_truth(data_dir) -> Truth:
     """M2KR's judgments, passage ids and question ids from the id columns of the three Parquet tables."""
     folder = existing_folder(data_dir)
@@ -226,6 +231,7 @@ M2KR = Benchmark(
     measures=m2kr_measures,
     oracle=oracle,
     read_truth=read_truth,
+    judgment_files=judgment_files,
     options=(
         Option(
             "variants", tuple(m2kr_measures.VARIANTS), "recall: the M2KR track's measure; hit: FLMR's Recall@K "

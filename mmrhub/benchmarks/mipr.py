@@ -2,6 +2,7 @@
 tables, its dataset card's prose and how a report shows it."""
 
 from functools import partial
+from pathlib import Path
 from types import ModuleType
 
 import numpy as np
@@ -44,6 +45,11 @@ SCHEMAS = {
     "mipr_query.jsonl": pa.schema([("idx", _STRING)]),
     "mipr_corpus.jsonl": pa.schema([("item_id", _STRING), ("treecate_full_path", _STRING)]),
 }
+
+
+def judgment_files(folder) -> list:
+    """The three JSON Lines files scoring reads."""
+    return [Path(folder) / name for name in SCHEMAS]
 
 
 def read_truth(data_dir) -> Truth:
@@ -301,6 +307,7 @@ MIPR = Benchmark(
     measures=mipr_measures,
     oracle=oracle,
     read_truth=read_truth,
+    judgment_files=judgment_files,
     options=(
         *(
             Option(name, values, f"{READINGS[name]}; the default: {WHY_DEFAULT[name]}")

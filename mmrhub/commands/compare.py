@@ -30,8 +30,8 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Score both runs and print each measure's means, difference and p-value."""
-    check_json_target(args.json)
     request = scoring_request(args, runs=(args.run_a, args.run_b))
+    check_json_target(args.json, request.inputs)
     with pandas_free.kept_out():
         truth = load_truth(request)
         rows = score_runs(request, truth)

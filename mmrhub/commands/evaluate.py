@@ -49,10 +49,10 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Score the runs (or the ones shipped with the data) and print the table."""
-    check_json_target(args.json)
     request = scoring_request(args, runs=args.runs)
     if not request.runs:
         request = request.with_shipped_runs()
+    check_json_target(args.json, request.inputs)
     with pandas_free.kept_out():
         truth = load_truth(request)
         rows = score_runs(request, truth)

@@ -36,8 +36,8 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Score the oracle of the baseline's pools and print its row."""
-    check_json_target(args.json)
     request = scoring_request(args, oracle=args.baseline)
+    check_json_target(args.json, request.inputs)
     with pandas_free.kept_out():
         truth = load_truth(request)
         rows = score_runs(request, truth)

@@ -9,7 +9,10 @@ from mmrhub.commands.arguments import scoring_request
 from mmrhub.scoring.output import json_payload
 from mmrhub.scoring.output import print_notes
 from mmrhub.scoring.score import load_truth
+from mmrhub.scoring.tables import check_json_target
 from mmrhub.scoring.tables import write_json
+from mmrhub.writing import check_target
+from mmrhub.writing import write_text
 
 
 def register(subparsers) -> None:
@@ -46,21 +49,21 @@ def run(args) -> int:
         raise ImportError('mmrhub report needs matplotlib: pip install "mmrhub[report]"') from None
     from mmrhub.report.build import ReportRequest
     from mmrhub.report.build import build_report
-    from mmrhub.report.build import output_path
 
     if args.queries < 1:
         raise ValueError(f"--queries must be at least 1, got {args.queries}")
-    output = output_path(args.output)
     request = ReportRequest(
         scoring=scoring_request(args, runs=args.runs),
         queries=args.queries,
         query_ids=tuple(args.query_ids or ()),
         builder_options=build_options(args.benchmark, args),
     )
+    output = check_target(args.output, "-o", request.scoring.inputs, example="report.html")
+    check_json_target(args.json, request.scoring.inputs)
     truth = load_truth(request.scoring)
     page, rows = build_report(request, truth)
     print_notes(truth, rows)
-    output.write_text(page, encoding="utf-8")
+    write_text(output, page)
     print(f"wrote {output} ({output.stat().st_size / 1e6:.1f} MB)")
     if args.json:
         write_json(args.json, json_payload(request.scoring, truth, rows))

@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 from mmrhub.export.parquet import portable_features
+from mmrhub.writing import write_text
 
 
 def dataset_infos(benchmarks) -> dict:
@@ -45,4 +46,4 @@ def render(benchmarks) -> str:
 
 def write_dataset_infos(path, benchmarks) -> None:
     """Write ``render(benchmarks)`` to ``path``."""
-    Path(path).write_text(render(benchmarks), encoding="utf-8")
+    write_text(path, render(benchmarks))

@@ -56,13 +56,3 @@ def build_report(request: ReportRequest, truth) -> tuple:
     page = render(f"{benchmark.title} report: {', '.join(row.name for row in runs)}", caption, rows, figures,
                   significance, gallery, view, measure, gallery_caption)
     return page, rows
-
-
-def output_path(path) -> Path:
-    """The page's path, checked before any work: a folder in the way or a missing folder is a one-line error."""
-    path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(f"-o {path}: is a folder; give a file name, e.g. {path / 'report.html'}.")
-    if not path.parent.is_dir():
-        raise FileNotFoundError(f"-o {path}: folder {path.parent} does not exist; create it first.")
-    return path

@@ -37,6 +37,12 @@ class ScoringRequest:
         """Every reading, the measures' and the oracle's, as recorded in ``--json``."""
         return {**self.measure_options, **self.oracle_options}
 
+    @property
+    def inputs(self) -> list:
+        """Every file the request reads: its runs and the benchmark's judgment tables (an output must be none)."""
+        runs = [run for run in (*self.runs, self.oracle, self.rerank) if run]
+        return [Path(run) for run in runs] + self.benchmark.judgment_files(self.folder)
+
     def with_shipped_runs(self) -> "ScoringRequest":
         """No run named: the runs shipped with the data, the first one's pools as candidates and oracle."""
         shipped = self.benchmark.runs_shipped_with(self.data_dir)

@@ -1,9 +1,9 @@
 """Write runs in the official JSON format."""
 
 import json
-import os
 from pathlib import Path
 
+from mmrhub.writing import write_text
 
 
 def write_run(path, query_ids, rankings, scores=None) -> Path:
@@ -15,7 +15,4 @@ def write_run(path, query_ids, rankings, scores=None) -> Path:
         {"qid": qid, "ranked": [{"did": did, "score": score} for did, score in zip(ranking, row_scores)]}
         for qid, ranking, row_scores in zip(query_ids, rankings, scores)
     ]
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(entries, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_text(path, json.dumps(entries, ensure_ascii=False))

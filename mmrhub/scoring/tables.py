@@ -4,7 +4,9 @@ and the --json output."""
 import csv
 import io
 import json
-from pathlib import Path
+
+from mmrhub.writing import check_target
+from mmrhub.writing import write_text
 
 UNDEFINED = "-"  # a mean over no query (e.g. SC-R-L1@10* without multi-category queries): not 0
 
@@ -70,18 +72,12 @@ def _json(header: list, body: list) -> str:
     return json.dumps(rows, ensure_ascii=False, indent=1)
 
 
-def check_json_target(path) -> None:
-    """Called before any work: a missing folder or a folder in the way is a one-line error naming the path."""
-    if path is None:
-        return
-    path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(f"--json {path}: is a folder; give a file name, e.g. {path / 'scores.json'}.")
-    if not path.parent.is_dir():
-        raise FileNotFoundError(f"--json {path}: folder {path.parent} does not exist; create it first.")
+def check_json_target(path, inputs=()) -> None:
+    """The ``--json`` target, checked before any work (None: no ``--json``); see ``mmrhub.writing.check_target``."""
+    if path is not None:
+        check_target(path, "--json", inputs, example="scores.json")
 
 
 def write_json(path, payload: dict) -> None:
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(payload, handle, ensure_ascii=False, indent=1)
-        handle.write("\n")
+    """The ``--json`` file: every value, indented, written atomically."""
+    write_text(path, json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
