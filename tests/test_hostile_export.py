@@ -7,6 +7,9 @@ import io
 import os
 import re
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -272,3 +275,58 @@ def test_progress_bar_per_config_with_rows_per_second(tmp_path, capsys):
     err = capsys.readouterr().err
     for config, rows in (("queries", 27), ("corpus", 254), ("qrels", 27)):
         assert re.search(rf"Exporting {config}: 100%\|[^|]*\| {rows}/{rows} \[[^\]]* rows/s\]", err), err
+
+
+# --- images decoded as readers decode them ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "damage, reason",
+    [
+        (lambda jpeg: jpeg[:100], "cannot be decoded as an image (Truncated File Read)"),
+        (lambda jpeg: b"BM" + b"this is a text file" * 4, "cannot be decoded as an image (Truncated File Read)"),
+    ],
+    ids=["JPEG cut to 100 bytes", "text starting with BM"],
+)
+def test_an_image_a_reader_cannot_decode_is_refused_at_export(data, tmp_path, capsys, damage, reason):
+    product_image(data).write_bytes(damage(product_image(data).read_bytes()))
+    out = tmp_path / "out"
+    assert run_cli(["export", "mipr", str(out), "--data-dir", str(data)]) == 1
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err.startswith(f"mmrhub export: error: corpus item_id={PRODUCT}: image {product_image(data)} {reason}")
+    assert err.endswith("Replace or remove that file.") and not out.exists()
+
+
+def test_an_image_over_pillows_limit_is_refused_at_export(data, tmp_path, capsys, monkeypatch):
+    from PIL import Image
+
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 100)  # the sample's 40x40 images are then "bombs"
+    assert run_cli(["export", "mipr", str(tmp_path / "out"), "--data-dir", str(data)]) == 1
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert "cannot be decoded as an image (Image size (" in err and "decompression bomb" in err
+
+
+INTERRUPT_DURING_EXPORT = """
+import os, signal, sys, threading, time
+import mmrhub.export.parquet as parquet
+from mmrhub.cli import main
+read = parquet.read_checked
+def slow(path, root):
+    time.sleep(0.2)
+    return read(path, root)
+parquet.read_checked = slow
+parquet._READ_THREADS = 2
+threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+sys.exit(main(["export", "mipr", sys.argv[1], "--data-dir", sys.argv[2]]))
+"""
+
+
+def test_ctrl_c_during_export_exits_130_without_waiting_for_every_read(data, tmp_path):
+    out = tmp_path / "out" / "mipr"
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-c", INTERRUPT_DURING_EXPORT, str(out), str(data)], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 130 and result.stderr.rstrip().endswith("mmrhub: interrupted")
+    assert time.monotonic() - started < 20  # 254 slow reads would take 25 s on two threads
+    assert not out.exists() and not list((tmp_path / "out").iterdir())

@@ -10,9 +10,11 @@ inside the data folder once links are followed.
 """
 
 import errno
+import io
 import json
 import os
 import shutil
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from dataclasses import field
@@ -29,6 +31,7 @@ from datasets.table import embed_table_storage
 from datasets.utils.file_utils import xopen
 from datasets.utils import tqdm as hf_tqdm
 from datasets.utils.py_utils import convert_file_size_to_int
+from PIL import Image
 
 MAX_SHARD_SIZE = datasets.config.MAX_SHARD_SIZE
 _READ_THREADS = min(32, 4 * (os.cpu_count() or 1))
@@ -135,12 +138,28 @@ def image_format(content: bytes) -> Optional[str]:
 
 
 def check_image(content: bytes):
+    """Refuse what a reader could not decode: no bytes, no image signature, or a file Pillow cannot decode whole
+    (cut short, damaged, or over Pillow's decompression-bomb limit), as ``datasets.Image`` would decode it."""
     if not content:
         raise ImageError("is empty (0 bytes)")
     if image_format(content) is None:
         raise ImageError(
             f"is not an image: it starts with {content[:8]!r}, not a JPEG, PNG, GIF, WebP, BMP or TIFF signature"
         )
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)  # what a reader would be warned of
+            with Image.open(io.BytesIO(content)) as image:
+                image.load()
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombWarning, Image.DecompressionBombError) as err:
+        raise ImageError(f"cannot be decoded as an image ({err})") from None
+
+
+def read_checked(path: str, root: Optional[str]) -> bytes:
+    """``read_file``, then ``check_image``: both in the pool's threads (decoding releases the GIL)."""
+    content = read_file(path, root)
+    check_image(content)
+    return content
 
 
 def local_file(path: str) -> Optional[str]:
@@ -204,15 +223,16 @@ def embed_batch(
             raise ImageError(f"{where} {err}. Replace or remove that file.") from None
 
         todo = [i for i, (p, b, ok) in enumerate(zip(paths, data, valid)) if ok and b is None and p is not None]
-        contents = pool.map(read_file, [paths[i] for i in todo], [source.root] * len(todo))
+        contents = pool.map(read_checked, [paths[i] for i in todo], [source.root] * len(todo))
         for i in todo:
             try:
                 data[i] = next(contents)
             except ImageError as err:
                 refuse(i, err)
-        for i, content in enumerate(data):
+        read = set(todo)
+        for i, content in enumerate(data):  # bytes stored in the table itself
             try:
-                if valid[i] and content is not None:
+                if i not in read and valid[i] and content is not None:
                     check_image(content)
             except ImageError as err:
                 refuse(i, err)
@@ -269,24 +289,30 @@ def write_split(
             sink.close()
 
     progress = hf_tqdm(total=len(dataset), unit=" rows", desc=f"Exporting {config_name}")
+    pool = ThreadPoolExecutor(_READ_THREADS)
     try:
-        with ThreadPoolExecutor(_READ_THREADS) as pool:
-            # ``or [None]``: an empty split still gets one (empty) shard.
-            for offset in range(0, len(dataset), batch_size) or [None]:
-                chunk = None if offset is None else rows[offset : offset + batch_size]
-                batch = None if offset is None else embed_batch(chunk, features, pool, source, offset)
-                size = 0 if batch is None else batch.nbytes
-                check_room(repo_dir, size + _footer_reserve(schema, groups))
-                if writer is None or (groups and sink.tell() + size + _footer_reserve(schema, groups) > limit):
-                    close()
-                    shards.append(repo_dir / config_name / f".{split}-{len(shards):05d}.parquet.tmp")
-                    sink = open(shards[-1], "wb")
-                    writer, groups = pq.ParquetWriter(sink, schema=schema, **options), 0
-                if batch is not None:
-                    writer.write_table(batch, row_group_size=batch_size)
-                    groups += 1
-                    written.num_bytes += size
-                    progress.update(batch.num_rows)
+        # ``or [None]``: an empty split still gets one (empty) shard.
+        for offset in range(0, len(dataset), batch_size) or [None]:
+            chunk = None if offset is None else rows[offset : offset + batch_size]
+            batch = None if offset is None else embed_batch(chunk, features, pool, source, offset)
+            size = 0 if batch is None else batch.nbytes
+            check_room(repo_dir, size + _footer_reserve(schema, groups))
+            if writer is None or (groups and sink.tell() + size + _footer_reserve(schema, groups) > limit):
+                close()
+                shards.append(repo_dir / config_name / f".{split}-{len(shards):05d}.parquet.tmp")
+                sink = open(shards[-1], "wb")
+                writer, groups = pq.ParquetWriter(sink, schema=schema, **options), 0
+            if batch is not None:
+                writer.write_table(batch, row_group_size=batch_size)
+                groups += 1
+                written.num_bytes += size
+                progress.update(batch.num_rows)
+    except BaseException:
+        # Ctrl-C or an error: drop the reads not started rather than wait for them all (a plain ``with`` would)
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    else:
+        pool.shutdown()
     finally:
         progress.close()
         close()
