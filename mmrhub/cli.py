@@ -53,7 +53,25 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.register(subparsers)
+    refuse_empty_strings(parser)
     return parser
+
+
+def non_empty(text: str) -> str:
+    """A text argument that says something: an empty one (an unset shell variable) is an error, not a default."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty (an unset variable?); give a value or leave the option out")
+    return text
+
+
+def refuse_empty_strings(parser: argparse.ArgumentParser) -> None:
+    """Give every plain text option and argument of ``parser`` and its subcommands the ``non_empty`` type."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for subparser in action.choices.values():
+                refuse_empty_strings(subparser)
+        elif action.type is None and action.choices is None and action.nargs != 0:
+            action.type = non_empty
 
 
 def without_debug(argv: list) -> tuple:

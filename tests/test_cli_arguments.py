@@ -1,6 +1,7 @@
 """Argument traps: list options cannot eat run files, numbers are in range, --debug stands anywhere, a closed pipe
 ends the command quietly."""
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -66,3 +67,37 @@ def test_a_closed_pipe_ends_quietly():
     reader.stdout.close()  # the reader is gone before anything is written, like `| head -c 0`
     _, err = reader.communicate(timeout=120)
     assert reader.returncode == 141 and b"Broken pipe" not in err and b"Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "argv, flag",
+    [
+        (["evaluate", "mipr", "--data-dir", ""], "--data-dir"),
+        (["oracle", "mipr", str(EMBEDDING), "--data-dir", " "], "--data-dir"),
+        (["report", "mipr", str(EMBEDDING), "-o", ""], "-o/--output"),
+        (["evaluate", "mipr", ""], "RUN"),
+        (["export", "mipr", ""], "out"),
+        (["evaluate", "mipr", str(EMBEDDING), "--json", ""], "--json"),
+    ],
+)
+def test_an_empty_value_is_refused_not_taken_for_the_sample(capsys, argv, flag):
+    with pytest.raises(SystemExit) as exit:
+        main(argv)
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {flag}: is empty (an unset variable?); give a value or leave the option out" in err
+
+
+def test_every_text_option_refuses_empty_values():
+    from mmrhub.cli import non_empty
+
+    def text_actions(parser):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    yield from text_actions(sub)
+            elif action.choices is None and action.nargs != 0 and action.type in (None, non_empty):
+                yield action
+
+    actions = list(text_actions(build_parser()))
+    assert len(actions) > 30 and all(action.type is non_empty for action in actions)
