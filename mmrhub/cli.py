@@ -18,6 +18,7 @@ from mmrhub.commands import report
 from mmrhub.commands import rerank
 from mmrhub.commands import reproduce
 from mmrhub.commands import retrieve
+from mmrhub.terminal import printable
 
 DESCRIPTION = """\
 Load, score and publish the MIPR and M2KR multimodal retrieval benchmarks.
@@ -102,7 +103,7 @@ def main(argv=None) -> int:
         else:
             expected = isinstance(err, (ValueError, OSError))
             hint = "" if expected else f" ({type(err).__name__}; run `mmrhub --debug ...` for the traceback)"
-            print(f"mmrhub {args.command}: error: {err}{hint}", file=sys.stderr)
+            print(printable(f"mmrhub {args.command}: error: {err}{hint}"), file=sys.stderr)
         return 1
 
 

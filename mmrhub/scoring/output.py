@@ -3,6 +3,7 @@
 import sys
 
 from mmrhub.scoring.request import ScoringRequest
+from mmrhub.terminal import printable
 
 
 def sample_caption(request: ScoringRequest, truth) -> str:
@@ -69,7 +70,7 @@ def print_notes(truth, rows) -> None:
     """The judgments' and the runs' notes, one ``note:`` line each on stderr."""
     notes = truth.notes + [note for row in rows if row.run is not None for note in row.run.notes]
     for note in notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(printable(f"note: {note}"), file=sys.stderr)
 
 
 def json_payload(request: ScoringRequest, truth, rows) -> dict:

@@ -5,6 +5,7 @@ import csv
 import io
 import json
 
+from mmrhub.terminal import printable
 from mmrhub.writing import check_target
 from mmrhub.writing import write_text
 
@@ -29,7 +30,10 @@ def table(rows: list, label: str = "System", extra: tuple = (), format: str = "m
     """rows: (name, result dict) pairs -> a table of their measures in ``format``; ``extra`` adds count columns."""
     names = measure_names(rows[0][1])
     header = [label, *names, *extra]
-    body = [[name, *(cell(result[m]) for m in names), *(str(result[key]) for key in extra)] for name, result in rows]
+    body = [
+        [printable(str(name)), *(cell(result[m]) for m in names), *(str(result[key]) for key in extra)]
+        for name, result in rows
+    ]
     return {"markdown": _markdown, "csv": _csv, "latex": _latex, "json": _json}[format](header, body)
 
 
