@@ -77,19 +77,28 @@ def plain_mean(values):
     return sum(values) / len(values) if values else None
 
 
-def plain_oracle(judged, grades, categories, ranking, order="baseline"):
-    """A pool reordered by gain (stable); "coverage" first takes the L1 items of categories not yet covered."""
+def plain_oracle(judged, grades, categories, ranking, order="baseline", category="path", covered_by="L1"):
+    """A pool reordered by gain (stable); "coverage" then takes first, grade by grade, the items that cover an L1
+    category (under ``category``) that no item placed before covers (only L1 items cover under ``covered_by="L1"``,
+    any judged item under "judged")."""
     gain = {i: GAIN.get(g, 0) for i, g in zip(judged, grades)}
-    cat = dict(zip(judged, categories))
+    leaf = (lambda path: path.split("-")[-1]) if category == "leaf" else (lambda path: path)
+    cat = {i: leaf(c) for i, c in zip(judged, categories)}
+    l1_categories = {cat[i] for i, g in zip(judged, grades) if g == "L1"}
     ordered = sorted(ranking, key=lambda d: -gain.get(d, 0))
     if order == "baseline":
         return ordered
-    firsts, covered = [], set()
-    for d in ordered:
-        if gain.get(d) == 2 and cat[d] not in covered:
-            firsts.append(d)
-            covered.add(cat[d])
-    return firsts + [d for d in ordered if d not in firsts]
+    result, covered = [], set()
+    for value in (2, 1, 0):
+        group = [d for d in ordered if gain.get(d, 0) == value]
+        firsts = []
+        for d in group:
+            covers = d in cat and (gain[d] == 2 if covered_by == "L1" else True)
+            if covers and cat[d] in l1_categories and cat[d] not in covered:
+                firsts.append(d)
+                covered.add(cat[d])
+        result += firsts + [d for d in group if d not in firsts]
+    return result
 
 
 def random_m2kr(seed, queries=80, passages=60):

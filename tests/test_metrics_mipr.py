@@ -143,12 +143,15 @@ def test_a_mean_over_no_query_is_none():
 
 
 @pytest.mark.parametrize("order", ["baseline", "coverage"])
-def test_oracle_matches_plain_loops(order):
+@pytest.mark.parametrize("category", ["path", "leaf"])
+@pytest.mark.parametrize("covered_by", ["L1", "judged"])
+def test_oracle_matches_plain_loops(order, category, covered_by):
     query_ids, judged, grades, categories, rankings = random_mipr(14)
     qrels = MIPR.Qrels(judged, grades, categories, query_ids=query_ids)
-    oracle = mipr_benchmark.oracle(qrels, rankings, order=order)
-    assert oracle == [plain_oracle(*row, order=order) for row in zip(judged, grades, categories, rankings)]
-    assert mipr_benchmark.oracle(qrels, pa.array(rankings), order=order) == oracle
+    oracle = mipr_benchmark.oracle(qrels, rankings, order=order, category=category, covered_by=covered_by)
+    rows = zip(judged, grades, categories, rankings)
+    assert oracle == [plain_oracle(*row, order=order, category=category, covered_by=covered_by) for row in rows]
+    assert mipr_benchmark.oracle(qrels, pa.array(rankings), order=order, category=category, covered_by=covered_by) == oracle
     assert oracle != rankings and [sorted(r) for r in oracle] == [sorted(r) for r in rankings]
 
 

@@ -63,3 +63,21 @@ def test_a_run_of_the_other_benchmark_gets_one_line(capsys, benchmark, run, titl
     first = json.loads(run.read_text())[0]["qid"] if run.suffix == ".json" else example
     assert f"is a query of {title}: is it a run of another benchmark?" in err and repr(first) in err
     assert "--ignore-unknown-queries" in err
+
+
+def test_the_coverage_oracle_follows_the_category_readings():
+    from mmrhub.benchmarks import MIPR
+    from mmrhub.benchmarks import mipr as mipr_benchmark
+    from mmrhub.scoring.request import ScoringRequest
+    from mmrhub.scoring.score import load_truth
+    from mmrhub.scoring.score import read_valid_run
+    from mmrhub.scoring.score import score
+    from mmrhub.scoring.score import score_runs
+
+    readings = {"k": (10,), "category": "leaf", "covered_by": "judged"}
+    request = ScoringRequest(MIPR, oracle=str(EMBEDDING), measure_options=readings, oracle_options={"order": "coverage"})
+    truth = load_truth(request)
+    (row,) = score_runs(request, truth)
+    rankings = read_valid_run(truth, EMBEDDING)[1]
+    expected = mipr_benchmark.oracle(truth.judgments, rankings, "coverage", category="leaf", covered_by="judged")
+    assert row.result == score(MIPR, truth, expected, readings)

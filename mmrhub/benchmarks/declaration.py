@@ -80,6 +80,7 @@ class Benchmark:
     report: View  # how ``mmrhub report`` shows it
     seed_table: tuple = ()  # the source document's rows for the shipped runs and their oracle ({measure: x100})
     images_dir_option: bool = False  # whether the builder takes images_dir= (archives kept elsewhere)
+    oracle_readings: tuple = ()  # readings of the measures' open rules that the oracle follows too
 
     @property
     def sample_dir(self) -> Path:

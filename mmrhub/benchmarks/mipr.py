@@ -131,17 +131,20 @@ def main_categories(qrels) -> list:
 # The Candidate-pool Oracle, the MTEB tables, the card's prose and the report's view
 
 
-def oracle(qrels, rankings, order: str = "baseline") -> list:
-    """Each pool by true gain (L1, L2, the rest; baseline order within a grade). ``order="coverage"`` first puts
-    the L1 items of L1 categories not yet covered, then the other L1 items."""
+def oracle(qrels, rankings, order: str = "baseline", category: str = "path", covered_by: str = "L1") -> list:
+    """Each pool by true gain (L1, L2, the rest; baseline order within a grade). ``order="coverage"`` then puts
+    first, within each grade, the items that cover one of the query's L1 categories no earlier item covers, as
+    SC-R-L1 counts coverage under the same ``category`` and ``covered_by`` readings."""
     if order not in ORDERS:
         raise ValueError(f"order={order!r}: expected one of {list(ORDERS)}")
     rankings = python_lists(rankings)
-    judged = qrels.pairs.find(rankings)
-    tier = GAINS["L1"] - qrels.gain[judged]  # 0 for L1, 1 for L2, 2 for the rest
-    if order == "coverage":  # 0 for an L1 item of a category not yet covered, then 1 for the other L1 items, ...
-        tier = tier + 1 - first_covers(qrels, judged, "path", "L1")
-    return reorder(rankings, tier)
+    grade = GAINS["L1"] - qrels.gain[qrels.pairs.find(rankings)]  # 0 for L1, 1 for L2, 2 for the rest
+    ordered = reorder(rankings, grade)
+    if order == "coverage":  # coverage is counted in the grade order, as the run will be read
+        judged = qrels.pairs.find(ordered)
+        first = first_covers(qrels, judged, category, covered_by)
+        ordered = reorder(ordered, 2 * (GAINS["L1"] - qrels.gain[judged]) + 1 - first)
+    return ordered
 
 
 
@@ -306,6 +309,7 @@ MIPR = Benchmark(
     corpus=Side("corpus", "item_id", "title", "pict_url"),
     measures=mipr_measures,
     oracle=oracle,
+    oracle_readings=("category", "covered_by"),
     read_truth=read_truth,
     judgment_files=judgment_files,
     options=(

@@ -94,7 +94,8 @@ def score_runs(request: ScoringRequest, truth: Truth) -> list:
         rows.append(Scored(run.name, run, score(benchmark, truth, rankings, options, groups)))
     name_rows(rows, request.names)
     if request.oracle is not None:
-        rankings = benchmark.oracle(truth.judgments, baseline(request.oracle)[1], **request.oracle_options)
+        readings = {name: options[name] for name in benchmark.oracle_readings if name in options}
+        rankings = benchmark.oracle(truth.judgments, baseline(request.oracle)[1], **readings, **request.oracle_options)
         rows.append(Scored(ORACLE_NAME, None, score(benchmark, truth, rankings, options, groups)))
     return rows
 
