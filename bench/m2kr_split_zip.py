@@ -32,7 +32,7 @@ from datasets.utils.file_utils import xopen
 from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import m2kr  # noqa: E402  (registers splitzip://)
+import m2kr_archive  # noqa: E402  (registers splitzip://)
 
 PARTS = ("Web_Image.zip.001", "Web_Image.zip.002", "Web_Image.zip.003")
 
@@ -100,7 +100,7 @@ def main(argv=None) -> int:
     parts = [str(args.out / part) for part in PARTS]
     peers = {
         "extracted": [str(args.out / "extracted" / name) for name in sample],
-        "splitzip": [m2kr.archive_url(name, parts) for name in sample],
+        "splitzip": [m2kr_archive.archive_url(name, parts) for name in sample],
         "fsspec zip": [f"zip://{name}::{args.out / 'Web_Image.zip'}" for name in sample[: args.zip_reads]],
     }
     for paths in peers.values():  # same bytes everywhere, and the first open (directory read) out of the timing

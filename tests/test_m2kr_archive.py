@@ -1,10 +1,13 @@
 """The split screenshot zip read in place: boundaries, byte equality, bad parts, untrusted members, image bombs."""
 
 import io
+import os
 import random
 import re
 import stat
 import struct
+import subprocess
+import sys
 import zipfile
 import zlib
 
@@ -14,6 +17,7 @@ import pytest
 from datasets.utils.file_utils import xopen
 
 import m2kr
+import m2kr_archive
 from _m2kr_helpers import PASSAGE_PARTS
 from _m2kr_helpers import SAMPLE
 from _m2kr_helpers import copy_sample
@@ -30,7 +34,23 @@ PARTS = [str(SAMPLE / part) for part in PASSAGE_PARTS]
 
 def _parts_file(paths=PARTS):
     fs = fsspec.filesystem("file")
-    return m2kr.open_parts(fs, paths)
+    return m2kr_archive.open_parts(fs, paths)
+
+
+STANDALONE = """
+import sys, fsspec, m2kr_archive
+print(fsspec.get_filesystem_class("splitzip").__module__, "datasets" in sys.modules)
+"""
+
+
+def test_the_module_stands_alone_and_m2kr_shares_its_error_class():
+    # Registered on import, without datasets: what a spawned DataLoader worker gets through the entry point.
+    folder = os.path.dirname(m2kr_archive.__file__)
+    result = subprocess.run([sys.executable, "-c", STANDALONE], cwd=folder, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split() == ["m2kr_archive", "False"]
+    assert m2kr.M2krDataError is m2kr_archive.M2krDataError
+    assert fsspec.get_filesystem_class("splitzip") is m2kr_archive.SplitZipFileSystem
 
 
 def test_members_span_every_part_boundary_and_read_back_exactly():
@@ -44,15 +64,15 @@ def test_members_span_every_part_boundary_and_read_back_exactly():
             if info.header_offset < boundary < info.header_offset + 30 + len(info.filename) + info.compress_size
         ]
         assert len(spanning) == 1, boundary
-        with fsspec.open(m2kr.archive_url(spanning[0].filename, PARTS), "rb") as f:
+        with fsspec.open(m2kr_archive.archive_url(spanning[0].filename, PARTS), "rb") as f:
             assert f.read() == archive.read(spanning[0])
-        with xopen(m2kr.archive_url(spanning[0].filename, PARTS), "rb") as f:
+        with xopen(m2kr_archive.archive_url(spanning[0].filename, PARTS), "rb") as f:
             assert PIL.Image.open(f).size == (48, 32)
 
 
 def test_every_member_has_the_bytes_of_the_unsplit_zip():
     archive = unsplit_zip()
-    fs = fsspec.filesystem(m2kr.PROTOCOL, fo="|".join(PARTS))
+    fs = fsspec.filesystem(m2kr_archive.PROTOCOL, fo="|".join(PARTS))
     members = [info.filename for info in archive.infolist()]
     assert len(members) == 300 and {info.compress_type for info in archive.infolist()} == {0, 8}
     assert {name: fs.cat_file(name) for name in members} == {name: archive.read(name) for name in members}
@@ -80,7 +100,7 @@ def test_member_files_seek_and_read_in_pieces(compression):
     archive = unsplit_zip()
     info = next(info for info in archive.infolist() if info.compress_type == compression)
     expected = archive.read(info)
-    with fsspec.open(m2kr.archive_url(info.filename, PARTS), "rb") as f:
+    with fsspec.open(m2kr_archive.archive_url(info.filename, PARTS), "rb") as f:
         assert f.read(10) == expected[:10] and f.tell() == 10
         f.seek(-5, 2)
         assert f.read() == expected[-5:] and f.read() == b""
@@ -90,7 +110,7 @@ def test_member_files_seek_and_read_in_pieces(compression):
 
 def test_unknown_member_is_file_not_found():
     with pytest.raises(FileNotFoundError, match="Web_Image/nope.png is not a member of .*Web_Image.zip.001"):
-        fsspec.open(m2kr.archive_url("Web_Image/nope.png", PARTS), "rb").open()
+        fsspec.open(m2kr_archive.archive_url("Web_Image/nope.png", PARTS), "rb").open()
 
 
 def test_missing_part_is_named(tmp_path):
@@ -116,7 +136,7 @@ def test_truncated_part_is_named(tmp_path, part):
     path.write_bytes(path.read_bytes()[:-100])
     sizes = f"{full - 100:,} bytes where the other parts have {full:,}"
     message = f"Archive part {re.escape(str(path))} is truncated: {sizes}"
-    with pytest.raises(m2kr.M2krDataError, match=message):
+    with pytest.raises(m2kr_archive.M2krDataError, match=message):
         prepare("challenge_passage", data_dir, tmp_path / "cache")
 
 
@@ -124,7 +144,7 @@ def test_truncated_last_part_is_named(tmp_path):
     data_dir = copy_sample(tmp_path)
     path = data_dir / "Web_Image.zip.003"
     path.write_bytes(path.read_bytes()[:-5])
-    with pytest.raises(m2kr.M2krDataError, match=f"{re.escape(str(path))}: no zip end record at its end"):
+    with pytest.raises(m2kr_archive.M2krDataError, match=f"{re.escape(str(path))}: no zip end record at its end"):
         prepare("challenge_passage", data_dir, tmp_path / "cache")
 
 
@@ -132,7 +152,7 @@ def test_truncated_single_archive_is_named(tmp_path):
     data_dir = copy_sample(tmp_path)
     path = data_dir / "query_images.zip"
     path.write_bytes(path.read_bytes()[-4000:])  # the directory survives, the members before it do not
-    with pytest.raises(m2kr.M2krDataError, match=f"Archive {re.escape(str(path))} is truncated or corrupt"):
+    with pytest.raises(m2kr_archive.M2krDataError, match=f"Archive {re.escape(str(path))} is truncated or corrupt"):
         prepare("challenge_data", data_dir, tmp_path / "cache")
 
 
@@ -163,7 +183,7 @@ def test_unsafe_members_are_refused(tmp_path, member, data, problem):
     replace_passage_members(data_dir, extra=[(member, data)])
     name = member.filename if isinstance(member, zipfile.ZipInfo) else member
     message = f"Web_Image.zip.001 \\(\\+2 parts\\): member {re.escape(repr(name))} {problem}.*; refusing the archive"
-    with pytest.raises(m2kr.M2krDataError, match=message):
+    with pytest.raises(m2kr_archive.M2krDataError, match=message):
         prepare("challenge_passage", data_dir, tmp_path / "cache")
 
 
@@ -175,16 +195,16 @@ def test_encrypted_members_are_refused(tmp_path):
     data[entry + 8] |= 0x1  # its general purpose flags: bit 0, "encrypted"
     write_split(data_dir, bytes(data))
     message = "member 'Web_Image/Q5247669.png' is encrypted; refusing the archive"
-    with pytest.raises(m2kr.M2krDataError, match=message):
+    with pytest.raises(m2kr_archive.M2krDataError, match=message):
         prepare("challenge_passage", data_dir, tmp_path / "cache")
 
 
 def test_members_over_the_size_bound_are_refused(tmp_path, monkeypatch):
-    monkeypatch.setattr(m2kr, "MAX_MEMBER_BYTES", 1_000)
+    monkeypatch.setattr(m2kr_archive, "MAX_MEMBER_BYTES", 1_000)
     data_dir = copy_sample(tmp_path)
     replace_passage_members(data_dir, extra=[("Web_Image/large.bmp", bytes(range(256)) * 8)])
     message = "member 'Web_Image/large.bmp' expands to 2,048 bytes, over the 1,000-byte bound; refusing"
-    with pytest.raises(m2kr.M2krDataError, match=message):
+    with pytest.raises(m2kr_archive.M2krDataError, match=message):
         prepare("challenge_passage", data_dir, tmp_path / "cache")
 
 

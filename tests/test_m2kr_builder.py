@@ -9,6 +9,7 @@ import PIL.Image
 import pytest
 
 import m2kr
+import m2kr_archive
 from _m2kr_helpers import SAMPLE
 from _m2kr_helpers import copy_sample
 from _m2kr_helpers import prepare
@@ -98,7 +99,7 @@ def test_raw_reference_is_absolute_and_resolvable_anywhere(built, tmp_path, monk
 def test_preparation_never_reads_image_content(tmp_path, monkeypatch):
     """Prepare with image opening forbidden, and record every byte range read from the parts."""
     reads = []
-    readinto = m2kr.PartsFile.readinto
+    readinto = m2kr_archive.PartsFile.readinto
 
     def recording(self, buffer):
         start = self.tell()
@@ -109,7 +110,7 @@ def test_preparation_never_reads_image_content(tmp_path, monkeypatch):
     def forbidden(*args, **kwargs):
         raise AssertionError("an image was opened during preparation")
 
-    monkeypatch.setattr(m2kr.PartsFile, "readinto", recording)
+    monkeypatch.setattr(m2kr_archive.PartsFile, "readinto", recording)
     monkeypatch.setattr(PIL.Image, "open", forbidden)
     monkeypatch.setattr(zipfile.ZipFile, "open", forbidden)
     dataset = prepare("challenge_passage", SAMPLE, tmp_path / "cache")
@@ -180,12 +181,13 @@ def test_cache_is_rebuilt_when_the_data_changes(tmp_path):
     assert m2kr.load("challenge_answers", data_dir=str(data_dir), cache_dir=cache).num_rows == 29
 
 
-def test_cache_hash_follows_the_builder_source(tmp_path, monkeypatch):
+@pytest.mark.parametrize("module", [m2kr, m2kr_archive], ids=["m2kr", "m2kr_archive"])
+def test_cache_hash_follows_the_builder_source(tmp_path, monkeypatch, module):
     before = m2kr.cache_hash(str(SAMPLE))
     assert m2kr.cache_hash(str(SAMPLE)) == before
-    edited = tmp_path / "m2kr.py"
-    edited.write_text(open(m2kr.__file__, encoding="utf-8").read() + "\n# edited\n", encoding="utf-8")
-    monkeypatch.setattr(m2kr, "__file__", str(edited))
+    edited = tmp_path / f"{module.__name__}.py"
+    edited.write_text(open(module.__file__, encoding="utf-8").read() + "\n# edited\n", encoding="utf-8")
+    monkeypatch.setattr(module, "__file__", str(edited))
     assert m2kr.cache_hash(str(SAMPLE)) != before
 
 

@@ -2,11 +2,13 @@
 
 import json
 import os
+import shutil
 import subprocess
 
 import pytest
 
 import m2kr
+import m2kr_archive
 from _m2kr_helpers import SAMPLE
 from _m2kr_helpers import source_rows
 
@@ -14,7 +16,7 @@ PYTHON = os.environ.get("MMRHUB_DATASETS36_PYTHON")
 
 SNIPPET = """
 import json, sys
-import datasets
+import datasets, fsspec
 from datasets import Image, load_dataset
 script, data_dir = sys.argv[1:]
 out = {"version": datasets.__version__}
@@ -33,6 +35,7 @@ streamed = load_dataset(script, "challenge_passage", data_dir=data_dir, trust_re
                         streaming=True)
 row = next(iter(streamed))
 out["streamed"] = [row["passage_id"], list(row["image"].size)]
+out["archive_module"] = fsspec.get_filesystem_class("splitzip").__module__
 print(json.dumps(out))
 """
 
@@ -41,8 +44,13 @@ print(json.dumps(out))
 def test_m2kr_runs_as_a_script_on_datasets_36(tmp_path):
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
     env.pop("PYTHONPATH", None)  # the script must stand alone: no mmrhub, no installed m2kr
+    # What a user downloads: the script and its sibling, alone in a folder (datasets copies the sibling).
+    script = tmp_path / "script"
+    script.mkdir()
+    for module in (m2kr, m2kr_archive):
+        shutil.copy(module.__file__, script)
     result = subprocess.run(
-        [PYTHON, "-c", SNIPPET, m2kr.__file__, os.path.relpath(SAMPLE, tmp_path)],
+        [PYTHON, "-c", SNIPPET, str(script / "m2kr.py"), os.path.relpath(SAMPLE, tmp_path)],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -66,4 +74,6 @@ def test_m2kr_runs_as_a_script_on_datasets_36(tmp_path):
     parts = "|".join(str(SAMPLE / part) for part in m2kr.ARCHIVES["challenge_passage"])
     assert out["challenge_passage"]["path"] == f"splitzip://Web_Image/Q5247669.png::{parts}"
     assert out["streamed"] == ["Q5247669", [48, 32]]
+    # The sibling as datasets copied it beside the script in its modules cache (HF_HOME), not found elsewhere.
+    assert out["archive_module"].startswith("datasets_modules.") and out["archive_module"].endswith(".m2kr_archive")
 
