@@ -25,9 +25,11 @@ DESCRIPTION = """\
 Each pair of runs (A before B on the command line), or each run against --baseline, gets a table: per measure the
 means of A and B over the queries both define, B - A and the p-value of a two-sided paired randomisation test
 (random sign flips of the per-query differences, one sign matrix per pair shared by its measures). With more than
-one pair, each measure's p-values are corrected across the pairs (the family: one measure's tests; measures are
-not pooled); ranx's compare runs the same Fisher test on every pair but corrects nothing. Runs sharing a name
-(the file stem) are named name#1, name#2, ... by their position."""
+one pair, each measure's p-values are also given corrected across the pairs (the family: one measure's tests, as
+ranx's Tukey HSD test corrects per metric; measures are not pooled). ranx's compare with stat_test="fisher" runs
+the same test on every pair, uncorrected, with p = hits / permutations where ours is (hits + 1) / (permutations +
+1), and without a tolerance, so rounding loses some exact ties of discrete measures that we count. Runs sharing a
+name (the file stem) are named name#1, name#2, ... by their position."""
 
 
 def register(subparsers) -> None:
@@ -48,7 +50,7 @@ def register(subparsers) -> None:
             "--correction",
             choices=CORRECTIONS,
             default="holm",
-            help="how each measure's p-values are adjusted across the pairs (default: holm); a single pair is left as is",
+            help="how each measure's p-values are adjusted across the pairs (default: holm); one pair is left as is",
         )
         sub.add_argument("--permutations", type=int, default=10000, help="random sign flips (default 10000)")
         sub.add_argument(

@@ -1,4 +1,4 @@
-"""Multiple-testing corrections of a family of p-values (adjusted p-values, as ranx's users know from statsmodels)."""
+"""Multiple-testing corrections of a family of p-values (adjusted p-values, as statsmodels' multipletests)."""
 
 CORRECTIONS = ("holm", "bonferroni", "none")
 
