@@ -284,7 +284,7 @@ def test_too_few_runs(capsys):
 # ranx, the reference users know
 
 
-def test_ranx_fisher_test_agrees(capsys):
+def test_ranx_fisher_test_agrees():
     ranx = pytest.importorskip("ranx")
     rng = np.random.default_rng(0)
     queries, docs = [f"q{i}" for i in range(40)], [f"d{i}" for i in range(20)]
