@@ -25,7 +25,7 @@ Load, score and publish the MIPR and M2KR multimodal retrieval benchmarks.
 
   mmrhub evaluate mipr RUN [RUN ...]   score runs (official JSON, TREC, Kaggle CSV) into one table
   mmrhub oracle mipr BASELINE          the Candidate-pool Oracle row
-  mmrhub compare mipr RUN_A RUN_B      per-query paired randomisation test
+  mmrhub compare mipr RUN RUN [...]    paired randomisation tests of every pair (or --baseline), Holm-corrected
   mmrhub report mipr RUN [RUN ...] -o report.html   one HTML page: scores, plots, a gallery of thumbnails
   mmrhub reproduce mipr --data-dir DIR which readings of the open metric rules give the seed's table
   mmrhub retrieve mipr                 embed, retrieve and score with a model (needs the retrieve extra)

@@ -133,6 +133,23 @@ def test_two_runs_get_the_paired_test_of_mmrhub_compare(tmp_path, capsys):
     assert len(page.queries) == 3
 
 
+def test_three_runs_get_every_pair_of_mmrhub_compare(tmp_path, capsys):
+    entries = json.loads(EMBEDDING.read_text())
+    for entry in entries[::2]:  # a third run: every other query's top two swapped
+        entry["ranked"][0]["did"], entry["ranked"][1]["did"] = entry["ranked"][1]["did"], entry["ranked"][0]["did"]
+    third = tmp_path / "swapped.json"
+    third.write_text(json.dumps(entries))
+    out = tmp_path / "report.html"
+    assert run_report("mipr", EMBEDDING, RERANKER, third, "-o", out, "--queries", "2") == 0
+    page = Page(out.read_text(encoding="utf-8"))
+    capsys.readouterr()
+    assert main(["compare", "mipr", str(EMBEDDING), str(RERANKER), str(third)]) == 0
+    printed = capsys.readouterr().out.split("\n\n")
+    shown = [page.tables[name] for name in ("significance", "significance-2", "significance-3")]
+    assert shown == [markdown_rows(table) for table in printed[:3]]
+    assert shown[0][0][-1] == "p (holm)"
+
+
 def test_gallery_shows_the_largest_disagreements_first(tmp_path, capsys):
     page = mipr_report(tmp_path, capsys, "--queries", "4", "--json", tmp_path / "scores.json")
     runs = json.loads((tmp_path / "scores.json").read_text())["runs"]

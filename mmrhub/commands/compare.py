@@ -1,60 +1,97 @@
-"""``mmrhub compare {mipr,m2kr} RUN_A RUN_B``: per-measure differences with paired randomisation-test p-values."""
+"""``mmrhub compare {mipr,m2kr} RUN [RUN ...]``: per-measure differences of every pair of runs (or of each run and a
+baseline) with paired randomisation-test p-values, corrected across the pairs."""
+
+from pathlib import Path
 
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.commands.arguments import add_scoring_arguments
 from mmrhub.commands.arguments import scoring_request
 from mmrhub.scoring import pandas_free
+from mmrhub.scoring.comparison import compare_runs
+from mmrhub.scoring.comparison_output import footnote
+from mmrhub.scoring.comparison_output import json_payload
+from mmrhub.scoring.comparison_output import markdown
+from mmrhub.scoring.comparison_output import pair_rows
+from mmrhub.scoring.corrections import CORRECTIONS
 from mmrhub.scoring.output import print_notes
 from mmrhub.scoring.output import sample_caption
 from mmrhub.scoring.score import load_truth
 from mmrhub.scoring.score import score_runs
-from mmrhub.scoring.significance import compare
-from mmrhub.scoring.tables import cell
 from mmrhub.scoring.tables import check_json_target
 from mmrhub.scoring.tables import write_json
+
+DESCRIPTION = """\
+Each pair of runs (A before B on the command line), or each run against --baseline, gets a table: per measure the
+means of A and B over the queries both define, B - A and the p-value of a two-sided paired randomisation test
+(random sign flips of the per-query differences, one sign matrix per pair shared by its measures). With more than
+one pair, each measure's p-values are also given corrected across the pairs (the family: one measure's tests, as
+ranx's Tukey HSD test corrects per metric; measures are not pooled). ranx's compare with stat_test="fisher" runs
+the same test on every pair, uncorrected, with p = hits / permutations where ours is (hits + 1) / (permutations +
+1), and without a tolerance, so rounding loses some exact ties of discrete measures that we count. Runs sharing a
+name (the file stem) are told apart as name, name (2), ... with a note."""
 
 
 def register(subparsers) -> None:
     """Add ``compare`` and its per-benchmark subcommands."""
-    parser = subparsers.add_parser("compare", help="compare two runs query by query (paired randomisation test)")
+    parser = subparsers.add_parser("compare", help="compare runs query by query (paired randomisation test)")
     benchmarks = parser.add_subparsers(dest="benchmark_name", required=True, metavar="{mipr,m2kr}")
     for benchmark in BENCHMARKS.values():
-        sub = benchmarks.add_parser(benchmark.name, help=f"compare two {benchmark.title} runs")
-        sub.add_argument("run_a")
-        sub.add_argument("run_b")
+        sub = benchmarks.add_parser(benchmark.name, help=f"compare {benchmark.title} runs", description=DESCRIPTION)
+        sub.add_argument(
+            "runs", nargs="+", metavar="RUN", help="run files: two or more, or one or more with --baseline"
+        )
+        sub.add_argument(
+            "--baseline",
+            metavar="RUN",
+            help="compare each RUN with this one (it may also be among the RUNs) instead of every pair",
+        )
+        sub.add_argument(
+            "--correction",
+            choices=CORRECTIONS,
+            default="holm",
+            help="how each measure's p-values are adjusted across the pairs (default: holm); one pair is left as is",
+        )
         sub.add_argument("--permutations", type=int, default=10000, help="random sign flips (default 10000)")
-        sub.add_argument("--seed", type=int, default=0)
+        sub.add_argument(
+            "--seed", type=int, default=0, help="the sign flips' seed, the same for every pair (default 0)"
+        )
         add_scoring_arguments(sub, benchmark)
         sub.set_defaults(func=run, breakdown=False)
 
 
+def run_order(runs: list, baseline) -> list:
+    """The runs as compared: the baseline first (listed once), or the RUNs as given."""
+    if baseline is None:
+        return list(runs)
+    return [baseline] + [run for run in runs if Path(run).resolve() != Path(baseline).resolve()]
+
+
+def check(args, runs: list) -> None:
+    """Before any work: the flags' values and the number of runs, each refusal naming what to change."""
+    if args.permutations < 1:
+        raise ValueError(f"--permutations must be at least 1 (default 10000), got {args.permutations}")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be 0 or more, got {args.seed}")
+    if len(runs) < 2:
+        what = "a RUN besides --baseline" if args.baseline else "two RUNs, or one RUN and --baseline"
+        raise ValueError(f"compare needs at least {what}")
+
+
 def run(args) -> int:
-    """Score both runs and print each measure's means, difference and p-value."""
-    request = scoring_request(args, runs=(args.run_a, args.run_b))
+    """Score the runs and print a table per pair, then the footnote."""
+    runs = run_order(args.runs, args.baseline)
+    check(args, runs)
+    request = scoring_request(args, runs=runs)
     check_json_target(args.json, request.inputs)
     with pandas_free.kept_out():
         truth = load_truth(request)
         rows = score_runs(request, truth)
         print_notes(truth, rows)
-        compared = compare(rows, args.permutations, args.seed)
-    print(f"| Measure | {rows[0].name} | {rows[1].name} | B - A | p |")
-    print("|---|---:|---:|---:|---:|")
-    for name, a, b, delta, p in compared:
-        shown = "-" if delta is None else f"{100 * delta:+.2f}"
-        print(f"| {name} | {cell(a)} | {cell(b)} | {shown} | {'-' if p is None else f'{p:.4f}'} |")
-    print(
-        f"\np: paired randomisation test, two-sided, {args.permutations} sign flips (seed {args.seed}); "
-        "scores x100; SC-R-L1@k* has no per-query form and is not tested." + sample_caption(request, truth)
-    )
+        comparison = compare_runs(rows, args.permutations, args.seed, args.correction, args.baseline is not None)
+    print("\n\n".join(markdown(pair_rows(comparison, pair)) for pair in comparison.pairs))
+    print(f"\n{footnote(comparison)}{sample_caption(request, truth)}")
     if args.json:
-        keys = ("measure", "a", "b", "difference", "p")
-        payload = {
-            "benchmark": request.benchmark.name,
-            "run_a": args.run_a,
-            "run_b": args.run_b,
-            "permutations": args.permutations,
-            "seed": args.seed,
-            "measures": [dict(zip(keys, row)) for row in compared],
-        }
-        write_json(args.json, payload)
+        named = [{"name": row.name, "run": row.run.path} for row in rows]
+        baseline = rows[0].name if args.baseline is not None else None
+        write_json(args.json, json_payload(comparison, request.benchmark.name, named, baseline))
     return 0

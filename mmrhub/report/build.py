@@ -10,9 +10,9 @@ from mmrhub.report.page import render
 from mmrhub.report.page import significance_table
 from mmrhub.report.selection import pick_queries
 from mmrhub.report.views import main_measure
+from mmrhub.scoring.comparison import compare_runs
 from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.score import score_runs
-from mmrhub.scoring.significance import compare
 
 PERMUTATIONS, SEED = 10000, 0  # mmrhub compare's defaults
 
@@ -40,10 +40,9 @@ def build_report(request: ReportRequest, truth) -> tuple:
         (f"{measure} per {breakdown.label.lower()} (queries in brackets)", plots.group_bars(rows, breakdown.key, measure)),
         (f"Per-query {measure}", plots.distribution(rows, measure)),
     ]
-    significance = ""
+    significance = significance_table(compare_runs(runs, PERMUTATIONS, SEED)) if len(runs) > 1 else ""
     if len(runs) == 2:
         figures.append((f"{measure} per query, paired: above the diagonal {runs[1].name} wins", plots.paired(runs, measure)))
-        significance = significance_table((runs[0].name, runs[1].name), compare(runs, PERMUTATIONS, SEED), PERMUTATIONS, SEED)
     shown = pick_queries([row.result["per_query"] for row in runs], measure, request.queries, query_ids)
     gallery = build_gallery(benchmark, view, str(data_dir), runs, measure, shown, request.builder_options)
     how = ("the queries asked for" if query_ids else

@@ -2,6 +2,8 @@
 
 from html import escape
 
+from mmrhub.scoring.comparison_output import footnote
+from mmrhub.scoring.comparison_output import pair_rows
 from mmrhub.scoring.tables import cell
 from mmrhub.scoring.tables import measure_names
 
@@ -43,16 +45,15 @@ def scores_table(rows: list) -> str:
     return f'<table id="scores"><thead><tr>{_cells(["System", *names], "th")}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def significance_table(names: tuple, compared: list, permutations: int, seed: int) -> str:
-    """``mmrhub compare``'s rows: measure, A, B, B - A, p."""
-    body = ""
-    for measure, a, b, delta, p in compared:
-        shown = ["-" if delta is None else f"{100 * delta:+.2f}", "-" if p is None else f"{p:.4f}"]
-        body += f"<tr><th>{escape(measure)}</th>{_cells([cell(a), cell(b), *shown], numeric=True)}</tr>"
-    head = _cells(["Measure", *names, "B - A", "p"], "th")
-    return (f'<table id="significance"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-            f'<p class="caption">p: paired randomisation test, two-sided, {permutations} sign flips (seed {seed}), as '
-            "mmrhub compare; measures without a per-query form are not tested.</p>")
+def significance_table(comparison) -> str:
+    """``mmrhub compare``'s tables, one per pair (ids significance, significance-2, ...), and its footnote."""
+    tables = ""
+    for number, pair in enumerate(comparison.pairs, 1):
+        head, *rows = pair_rows(comparison, pair)
+        body = "".join(f"<tr><th>{escape(row[0])}</th>{_cells(row[1:], numeric=True)}</tr>" for row in rows)
+        table_id = "significance" if number == 1 else f"significance-{number}"
+        tables += f'<table id="{table_id}"><thead><tr>{_cells(head, "th")}</tr></thead><tbody>{body}</tbody></table>'
+    return f'{tables}<p class="caption">{escape(footnote(comparison))} As mmrhub compare.</p>'
 
 
 def _grade_classes(view) -> dict:
@@ -88,7 +89,7 @@ def _query(query, measure: str, classes: dict) -> str:
 
 def render(title: str, caption: str, rows: list, figures: list, significance: str, gallery: list, view,
            measure: str, gallery_caption: str) -> str:
-    """``figures``: (heading, inline SVG) pairs; ``significance``: a table, or '' without two runs."""
+    """``figures``: (heading, inline SVG) pairs; ``significance``: the paired tests' tables, or '' for a single run."""
     classes = _grade_classes(view)
     grade_css = "".join(f".{classes[g.label]} img {{ border-color: {g.colour}; }}\n" for g in view.grades)
     plots = "".join(f"<figure><figcaption>{escape(heading)}</figcaption>{svg}</figure>" for heading, svg in figures)

@@ -1,2 +1,3 @@
 """Scoring: run files read and written, judgment tables and their cache, the oracle, group means, significance
-and tables. Torch-free, and ``datasets`` is imported only to name a failing table's error."""
+(the paired test, its corrections, runs compared pair by pair) and tables. Torch-free, and ``datasets`` is
+imported only to name a failing table's error."""

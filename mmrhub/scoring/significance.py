@@ -1,37 +1,57 @@
-"""Paired randomisation test (sign flips of per-query differences), two-sided."""
+"""Paired randomisation test (sign flips of per-query differences), two-sided, one sign matrix for many measures."""
 
 import numpy as np
+
+
+def paired_randomisation_ps(diffs, permutations: int = 10000, seed: int = 0, chunk: int = 1000) -> list:
+    """p-value of each column's mean of ``diffs`` (queries x measures) under random sign flips of its rows, every
+    column under the same flips; (hits + 1) / (permutations + 1), and 1.0 for a column of zeros."""
+    if permutations < 1:
+        raise ValueError(f"permutations must be at least 1, got {permutations}")
+    columns = np.asarray(diffs, dtype=float).T.copy()  # a contiguous row per measure
+    count = columns.shape[1]
+    tested = columns.any(axis=1)
+    if not tested.any():
+        return [1.0] * len(columns)
+    observed = [abs(column.mean()) - 1e-12 for column in columns]
+    rng = np.random.default_rng(seed)
+    hits = [0] * len(columns)
+    # chunks keep memory at chunk x queries; their sizes are part of the random stream, so they stay fixed
+    for start in range(0, permutations, chunk):
+        size = min(chunk, permutations - start)
+        signs = (rng.integers(0, 2, size=(size, count), dtype=np.int8) * 2 - 1).astype(float)
+        for index in np.flatnonzero(tested):
+            # one product per measure, as the single-measure test computes it, so the sums round alike
+            hits[index] += int((np.abs(signs @ columns[index]) / count >= observed[index]).sum())
+    return [(h + 1) / (permutations + 1) if t else 1.0 for h, t in zip(hits, tested)]
 
 
 def paired_randomisation_p(a, b, permutations: int = 10000, seed: int = 0, chunk: int = 1000) -> float:
     """p-value of mean(b - a) under random swaps of each query's pair; (hits + 1) / (permutations + 1)."""
     diff = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
-    observed = abs(diff.mean())
-    if not diff.any():
-        return 1.0
-    rng = np.random.default_rng(seed)
-    hits = 0
-    for start in range(0, permutations, chunk):
-        size = min(chunk, permutations - start)
-        signs = rng.integers(0, 2, size=(size, len(diff)), dtype=np.int8) * 2 - 1
-        means = np.abs(signs @ diff) / len(diff)
-        hits += int((means >= observed - 1e-12).sum())
-    return (hits + 1) / (permutations + 1)
+    return paired_randomisation_ps(diff[:, None], permutations, seed, chunk)[0]
 
 
-def compare(rows, permutations: int, seed: int) -> list:
-    """(measure, mean A, mean B, B - A, p) for every per-query measure of two scored rows, over the queries both
-    runs define."""
-    a, b = rows[0].result["per_query"], rows[1].result["per_query"]
-    compared = []
-    for name in a:
-        if name == "query_id":
+def pair_tests(a: dict, b: dict, measures: list, permutations: int, seed: int) -> dict:
+    """{measure: (mean A, mean B, B - A, p, queries)} of two runs' ``per_query`` columns, over the queries both
+    define (all None and 0 queries where none). Measures defined on the same queries share one sign matrix; each p
+    equals the single-measure test's for the same seed."""
+    columns = {}
+    for name in measures:
+        x = np.array([np.nan if v is None else v for v in a[name]], dtype=float)
+        y = np.array([np.nan if v is None else v for v in b[name]], dtype=float)
+        columns[name] = (x, y, ~(np.isnan(x) | np.isnan(y)))
+    by_queries = {}
+    for name, (_, _, defined) in columns.items():
+        by_queries.setdefault(defined.tobytes(), []).append(name)
+    tests = {}
+    for names in by_queries.values():
+        defined = columns[names[0]][2]
+        if not defined.any():
+            tests.update((name, (None, None, None, None, 0)) for name in names)
             continue
-        pairs = np.array([(x, y) for x, y in zip(a[name], b[name]) if x is not None and y is not None], dtype=float)
-        if not len(pairs):
-            compared.append((name, None, None, None, None))
-            continue
-        mean_a, mean_b = pairs.mean(axis=0)
-        p = paired_randomisation_p(pairs[:, 0], pairs[:, 1], permutations, seed)
-        compared.append((name, mean_a, mean_b, mean_b - mean_a, p))
-    return compared
+        diffs = np.column_stack([columns[name][1][defined] - columns[name][0][defined] for name in names])
+        for name, p in zip(names, paired_randomisation_ps(diffs, permutations, seed)):
+            mean_a, mean_b = (float(column[defined].mean()) for column in columns[name][:2])
+            tests[name] = (mean_a, mean_b, mean_b - mean_a, p, int(defined.sum()))
+    return {name: tests[name] for name in measures}

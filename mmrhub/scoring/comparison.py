@@ -1,0 +1,77 @@
+"""Runs compared pair by pair: which pairs, the paired test of every measure, the correction across the pairs."""
+
+from dataclasses import dataclass
+from typing import Optional
+
+from mmrhub.scoring.corrections import adjust
+from mmrhub.scoring.significance import pair_tests
+from mmrhub.scoring.tables import measure_names
+
+FAMILY = "per measure: the tests of one measure across all the pairs compared"
+
+
+@dataclass(frozen=True)
+class Test:
+    """One measure of one pair: the means over the queries both runs define, B - A, the raw and corrected p
+    (None where untested) and how many queries the test saw (None without a per-query form)."""
+
+    measure: str
+    a: Optional[float]
+    b: Optional[float]
+    difference: Optional[float]
+    p: Optional[float]
+    corrected: Optional[float]
+    queries: Optional[int]
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Run A against run B (differences are B - A): a Test per measure, in the scores table's order."""
+
+    a: str
+    b: str
+    tests: tuple
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Every pair compared, and how: the test's draws, the correction, the measures left untested."""
+
+    pairs: tuple
+    permutations: int
+    seed: int
+    correction: str
+    queries: int  # judged queries
+    untested: tuple  # measures of the table without a per-query form
+
+
+def index_pairs(count: int, baseline: bool) -> list:
+    """(A, B) row indices: the first row against each other one with a baseline, else every pair in order."""
+    if baseline:
+        return [(0, index) for index in range(1, count)]
+    return [(first, second) for first in range(count) for second in range(first + 1, count)]
+
+
+def compare_runs(rows: list, permutations: int, seed: int, correction: str = "holm", baseline: bool = False):
+    """The Comparison of scored rows (pairs as ``index_pairs``); each measure's p-values corrected across the pairs."""
+    if len(rows) < 2:
+        raise ValueError(f"a comparison needs at least two runs, got {len(rows)}")
+    first = rows[0].result
+    tested = [name for name in first["per_query"] if name != "query_id"]
+    order = list(dict.fromkeys(measure_names(first) + tested))  # the scores table's order
+    pairs = [(rows[index_a], rows[index_b]) for index_a, index_b in index_pairs(len(rows), baseline)]
+    found = [pair_tests(a.result["per_query"], b.result["per_query"], tested, permutations, seed) for a, b in pairs]
+    corrected = {name: adjust([tests[name][3] for tests in found], correction) for name in tested}
+    compared = []
+    for number, ((a, b), tests) in enumerate(zip(pairs, found)):
+        row = []
+        for name in order:
+            if name in tests:
+                mean_a, mean_b, difference, p, queries = tests[name]
+                row.append(Test(name, mean_a, mean_b, difference, p, corrected[name][number], queries))
+            else:  # no per-query form: the aggregate means, untested
+                x, y = a.result[name], b.result[name]
+                row.append(Test(name, x, y, None if x is None or y is None else y - x, None, None, None))
+        compared.append(Pair(a.name, b.name, tuple(row)))
+    untested = tuple(name for name in order if name not in tested)
+    return Comparison(tuple(compared), permutations, seed, correction, len(first["per_query"]["query_id"]), untested)
