@@ -16,7 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-FORMAT = 3  # bump when what is stored changes
+FORMAT = 4  # bump when what is stored changes
 
 
 def cache_root() -> Path:
