@@ -32,25 +32,31 @@ import logging
 import os
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Optional
 
 import datasets
 import fsspec
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from datasets.utils.file_utils import xopen
 
-# The split-zip file system (and the protocol's registration). As a datasets < 4 loading script this file is a
-# module of a package, and datasets copies the sibling beside it only for a relative import that starts a line
+# The format's rules (m2kr_format: also this builder's names, m2kr.M2krDataError, ...) and the split-zip file system
+# (m2kr_archive, which registers the protocol) live beside this file. As a datasets < 4 loading script this file is
+# a module of a package, and datasets copies a sibling beside it only for a relative import that starts a line
 # (hence the backslash, which a formatter would undo) and has no comment after it (read as a URL to download).
 # Imported as a top-level module (installed, or from the checkout) it has no package.
 # fmt: off
 if __package__: \
-from .m2kr_archive import M2krDataError, archive_url, check_local_headers, open_parts, open_zip
+from .m2kr_format import (CONFIG_NAMES, ID_FIELDS, NULLABLE, SOURCE_SCHEMAS, SPLIT, TASKS, M2krDataError,
+                          check_answers, read_config, read_table, table_display)
 else:
-    from m2kr_archive import M2krDataError, archive_url, check_local_headers, open_parts, open_zip
+    from m2kr_format import (CONFIG_NAMES, ID_FIELDS, NULLABLE, SOURCE_SCHEMAS, SPLIT, TASKS, M2krDataError,
+                             check_answers, read_config, read_table, table_display)
+if __package__: \
+from .m2kr_archive import archive_url, check_local_headers, open_parts, open_zip
+else:
+    from m2kr_archive import archive_url, check_local_headers, open_parts, open_zip
 # fmt: on
 
 logger = logging.getLogger(__name__)
@@ -73,8 +79,6 @@ _DESCRIPTION = (
 # (BByrneLab/multi_task_multi_modal_knowledge_retrieval_benchmark_M2KR) is MIT.
 _LICENSE = "mit"
 
-CONFIG_NAMES = ("challenge_data", "challenge_passage", "challenge_answers")
-SPLIT = "train"
 # The bundled sample: data/m2kr/ beside this file in the repository, mmrhub/data/m2kr/ in an installed wheel.
 _HERE = Path(__file__).resolve().parent
 SAMPLE_DIR = _HERE / "data" / "m2kr" if (_HERE / "data" / "m2kr").is_dir() else _HERE / "mmrhub" / "data" / "m2kr"
@@ -87,29 +91,7 @@ ARCHIVES = {
     "challenge_passage": ("Web_Image.zip.001", "Web_Image.zip.002", "Web_Image.zip.003"),
 }
 IMAGE_NAME_FIELDS = {"challenge_data": "img_path", "challenge_passage": "page_screenshot"}
-ID_FIELDS = {"challenge_data": "question_id", "challenge_passage": "passage_id", "challenge_answers": "question_id"}
 
-TASKS = ("image-to-document", "image+text-to-document")
-
-_STRINGS = pa.list_(pa.string())
-SOURCE_SCHEMAS = {
-    "challenge_data": pa.schema(
-        [
-            ("img_path", pa.string()),
-            ("instruction", pa.string()),
-            ("question", pa.string()),
-            ("question_id", pa.string()),
-            ("pos_item_ids", _STRINGS),
-            ("pos_item_contents", _STRINGS),
-        ]
-    ),
-    "challenge_passage": pa.schema(
-        [("passage_id", pa.string()), ("passage_content", pa.string()), ("page_screenshot", pa.string())]
-    ),
-    "challenge_answers": pa.schema([("question_id", pa.string()), ("pos_item_ids", _STRINGS)]),
-}
-# Columns that may be null in the source: a missing question means "no question", blank ground-truth fields.
-NULLABLE = {"challenge_data": {"question", "pos_item_ids", "pos_item_contents"}}
 
 _STRING = datasets.Value("string")
 FEATURES = {
@@ -194,19 +176,12 @@ class M2kr(datasets.ArrowBasedBuilder):
         options = dl_manager.download_config.storage_options or {}
         urls = {config: list_tables(tables_base, config, options) for config in names}
         paths = dl_manager.download(urls)
-        # Answers are joined to the other tables by id alone: their text and image columns are not read.
-        columns = {config: [ID_FIELDS[config]] for config in names if config != name}
-        tables = {
-            config: read_table(paths[config], urls[config], config, dl_manager.download_config, columns.get(config))
-            for config in names
-        }
-        table = tables[name]
-        if name == "challenge_answers":
-            check_answers(table, tables["challenge_data"], tables["challenge_passage"])
-        elif not self.config.check_images:
+        opener = partial(xopen, mode="rb", download_config=dl_manager.download_config)
+        table = read_config(name, {config: (paths[config], urls[config]) for config in names}, opener)
+        if name in ARCHIVES and not self.config.check_images:
             logger.warning("%s: check_images=False, so no archive is read and the image column is empty.", name)
             table = table.append_column("image", pa.nulls(table.num_rows, _IMAGE_STORAGE))
-        else:
+        elif name in ARCHIVES:
             parts = dl_manager.download(find_archives(name, self.config.data_dir, self.config.images_dir))
             storage_options = _options_for(parts[0], options)
             table = add_images(table, name, [_absolute(part) for part in parts], storage_options)
@@ -315,132 +290,6 @@ def _hub_offline() -> bool:
     )
 
 
-def read_table(paths, urls, config: str, download_config=None, columns=None) -> pa.Table:
-    """Read and validate the Parquet files of one config; ``urls`` name the files in messages.
-
-    ``columns`` reads only those columns, e.g. the ids of a table that answers are joined to; every column of
-    the format must still be present (a check of the file's metadata, which reads no data).
-    """
-    schema = full = SOURCE_SCHEMAS[config]
-    if columns:
-        schema = pa.schema([full.field(column) for column in columns])
-    pieces, displays = [], [table_display(config, url) for url in urls]
-    for path, display in zip(paths, displays):
-        with xopen(path, "rb", download_config=download_config) as f:
-            pieces.append(_read_parquet(f, display, schema, full))
-        for field in schema:
-            pieces[-1] = _cast_column(pieces[-1], field, display)
-            if field.name not in NULLABLE.get(config, ()) and pieces[-1][field.name].null_count:
-                row = pc.index(pc.is_null(pieces[-1][field.name]), True).as_py()
-                raise M2krDataError(f"{display} row {row}: {field.name} is null.")
-    table = pa.concat_tables(pieces)
-    if ID_FIELDS[config] in schema.names:
-        _check_unique(table[ID_FIELDS[config]], displays, [len(piece) for piece in pieces])
-    if "question" in schema.names:
-        question = pc.fill_null(table["question"], "")
-        table = table.set_column(table.schema.get_field_index("question"), "question", question)
-        task = pc.if_else(pc.equal(question, ""), TASKS[0], TASKS[1])
-        table = table.append_column("task", task)
-    return table.replace_schema_metadata({_FILES_KEY: json.dumps([[d, len(p)] for d, p in zip(displays, pieces)])})
-
-
-# Which file each row came from, kept in the table's metadata for messages about joins.
-_FILES_KEY = b"m2kr_source_files"
-
-
-def table_display(config: str, url: str) -> str:
-    return f"{config}/{url.rsplit('/', 1)[-1]}"
-
-
-def _read_parquet(f, display: str, schema: pa.Schema, full: pa.Schema) -> pa.Table:
-    try:
-        parquet = pq.ParquetFile(f)
-    except (pa.ArrowInvalid, OSError) as err:
-        raise M2krDataError(f"{display}: not a readable Parquet file ({err}).") from None
-    present = parquet.schema_arrow.names
-    missing = [field for field in full.names if field not in present]
-    if missing:
-        raise M2krDataError(
-            f"{display}: missing column(s) {', '.join(missing)}; expected columns {', '.join(full.names)}."
-        )
-    extra = [field for field in present if field not in full.names]
-    if extra:
-        logger.warning("%s: columns not in the M2KR format are left out: %s", display, ", ".join(extra))
-    return parquet.read(columns=schema.names)
-
-
-def _cast_column(table: pa.Table, field: pa.Field, display: str) -> pa.Table:
-    if table.schema.field(field.name).type.equals(field.type):
-        return table
-    try:
-        cast = table[field.name].cast(field.type)
-        return table.set_column(table.schema.get_field_index(field.name), field.name, cast)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        found = table.schema.field(field.name).type
-        raise M2krDataError(f"{display}: column {field.name} is {found}, expected {field.type}.") from None
-
-
-def _locate(displays, lengths, row: int):
-    """(file, row within the file) of a row of the concatenated table."""
-    for display, length in zip(displays, lengths):
-        if row < length:
-            return display, row
-        row -= length
-    raise IndexError(row)
-
-
-def _check_unique(column: pa.ChunkedArray, displays, lengths):
-    if pc.count_distinct(column).as_py() == len(column):
-        return
-    first_seen = {}
-    for row, value in enumerate(column.to_pylist()):
-        if value in first_seen:
-            here, first = _locate(displays, lengths, row), _locate(displays, lengths, first_seen[value])
-            where = f"row {first[1]}" if first[0] == here[0] else f"{first[0]} row {first[1]}"
-            raise M2krDataError(f'{here[0]} row {here[1]}: duplicate id "{value}" (first at {where}).')
-        first_seen[value] = row
-
-
-def _files_of(table: pa.Table, mask) -> str:
-    """The files (of a table read by read_table) holding the rows where ``mask`` is true."""
-    files = json.loads(table.schema.metadata[_FILES_KEY])
-    displays, lengths = [display for display, _ in files], [length for _, length in files]
-    rows = pc.indices_nonzero(mask).to_pylist() if len(mask) else []
-    return ", ".join(dict.fromkeys(_locate(displays, lengths, row)[0] for row in rows))
-
-
-def _all_files(table: pa.Table) -> str:
-    return ", ".join(display for display, _ in json.loads(table.schema.metadata[_FILES_KEY]))
-
-
-def check_answers(answers: pa.Table, queries: pa.Table, passages: pa.Table):
-    """Every answered query must be in challenge_data and every positive in challenge_passage."""
-    unknown_mask = pc.invert(pc.is_in(answers["question_id"], queries["question_id"].combine_chunks()))
-    unknown = pc.filter(answers["question_id"], unknown_mask)
-    if len(unknown):
-        raise M2krDataError(
-            f"{_files_of(answers, unknown_mask)}: {len(unknown)} question_id(s) not in challenge_data "
-            f"({_all_files(queries)}): {', '.join(unknown.to_pylist())}."
-        )
-    empty_mask = pc.equal(pc.list_value_length(answers["pos_item_ids"]), 0)
-    empty = pc.filter(answers["question_id"], empty_mask)
-    if len(empty):
-        listed = ", ".join(empty.to_pylist())
-        raise M2krDataError(f"{_files_of(answers, empty_mask)}: no positive passage for question_id(s) {listed}.")
-    known = set(passages["passage_id"].to_pylist())
-    unknown_positives = [[pid for pid in pids if pid not in known] for pids in answers["pos_item_ids"].to_pylist()]
-    bad = [
-        f'question_id "{qid}" -> {", ".join(pid if pid is not None else "null" for pid in pids)}'
-        for qid, pids in zip(answers["question_id"].to_pylist(), unknown_positives)
-        if pids
-    ]
-    if bad:
-        raise M2krDataError(
-            f"{_files_of(answers, pa.array([bool(pids) for pids in unknown_positives]))}: positives not in "
-            f"challenge_passage.passage_id ({_all_files(passages)}): {'; '.join(bad)}."
-        )
-
-
 def add_images(table: pa.Table, config: str, parts, storage_options=None) -> pa.Table:
     """Append the ``image`` reference column; report every row whose image is not an archive member.
 
@@ -519,8 +368,8 @@ def cache_hash(data_dir: Optional[str], images_dir: Optional[str] = None) -> str
     mtime still changes the ctime.
     """
     digest = hashlib.sha256()
-    # The archive module as imported: beside this file, or its copy in datasets' modules cache.
-    for source in (__file__, sys.modules[open_zip.__module__].__file__):
+    # The modules as imported: beside this file, or their copies in datasets' modules cache.
+    for source in (__file__, sys.modules[open_zip.__module__].__file__, sys.modules[read_table.__module__].__file__):
         digest.update(Path(source).read_bytes())
     if data_dir:
         data_dir = _absolute(str(data_dir))

@@ -20,6 +20,14 @@ import zlib
 import fsspec
 from fsspec.archive import AbstractArchiveFileSystem
 
+# The format's error, from the module beside this one (m2kr.py explains the backslash).
+# fmt: off
+if __package__: \
+from .m2kr_format import M2krDataError
+else:
+    from m2kr_format import M2krDataError
+# fmt: on
+
 # Bounds on an archive member (members are untrusted); the real screenshots average 2.6 MB.
 MAX_MEMBER_BYTES = 256 * 2**20
 MAX_COMPRESSION_RATIO = 100
@@ -27,10 +35,6 @@ MAX_COMPRESSION_RATIO = 100
 PROTOCOL = "splitzip"
 _LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, (version .. sizes), name length, extra length
 _INFLATE_CHUNK = 1 << 20
-
-
-class M2krDataError(ValueError):
-    """An M2KR source table or image archive does not follow the expected format."""
 
 
 class PartsFile(io.RawIOBase):

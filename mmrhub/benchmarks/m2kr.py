@@ -1,12 +1,15 @@
 """M2KR, everything in one place: the declaration, how its judgments are read for scoring, its oracle, its MTEB
 tables, its dataset card's prose and how a report shows it."""
 
+import sys
 from pathlib import Path
 from types import ModuleType
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from m2kr_format import CONFIG_NAMES
+from m2kr_format import SPLIT
+from m2kr_format import read_config
 
 from mmrhub.benchmarks.declaration import Benchmark
 from mmrhub.benchmarks.declaration import Breakdown
@@ -19,90 +22,54 @@ from mmrhub.report.views import Grade
 from mmrhub.report.views import View
 from mmrhub.report.views import rows_of
 from mmrhub.scoring.judgments import Truth
-from mmrhub.scoring.judgments import all_valid
 from mmrhub.scoring.judgments import contiguous_columns
 from mmrhub.scoring.judgments import coverage_notes
 from mmrhub.scoring.judgments import existing_folder
-from mmrhub.scoring.judgments import unique
 from mmrhub.scoring.judgments import validated
 from mmrhub.scoring.oracle import python_lists
 from mmrhub.scoring.oracle import reorder
 
 # ---------------------------------------------------------------------------------------------------------------
-# Judgments, read from the id columns of the three Parquet tables
-
-COLUMNS = {
-    "challenge_answers": ["question_id", "pos_item_ids"],
-    "challenge_data": ["question_id", "question"],
-    "challenge_passage": ["passage_id"],
-}
-TASKS = ("image-to-document", "image+text-to-document")  # no question / a question
-
-
+# Judgments, read from the three Parquet tables, with the builder's own checks (m2kr_format)
 
 
 def judgment_files(folder) -> list:
     """The Parquet tables scoring reads (none if the folder holds none)."""
-    return [path for config in COLUMNS for path in sorted((Path(folder) / config).glob("train-*.parquet"))]
+    return [path for config in CONFIG_NAMES for path in sorted((Path(folder) / config).glob(f"{SPLIT}-*.parquet"))]
 
 
 def read_truth(data_dir) -> Truth:
-    """M2KR's judgments, passage ids and question ids from the id columns of the three Parquet tables."""
+    """M2KR's judgments, passage ids and question ids from the three Parquet tables, validated as the builder
+    validates its three configs (an M2krDataError naming the file and row otherwise) and cached."""
     folder = existing_folder(data_dir)
+    files = {config: [str(path) for path in _parquet_files(folder, config)] for config in CONFIG_NAMES}
 
-    def build():
-        import m2kr
+    def read():  # the builder's checks, config by config; the archives are its alone
+        tables = {config: read_config(config, {name: (paths, paths) for name, paths in files.items()})
+                  for config in CONFIG_NAMES}
+        return {
+            "challenge_answers": contiguous_columns(tables["challenge_answers"]),
+            "challenge_data": contiguous_columns(tables["challenge_data"].select(["question_id", "task"])),
+            "challenge_passage": contiguous_columns(tables["challenge_passage"].select(["passage_id"])),
+        }
 
-        m2kr.load("challenge_answers", data_dir=str(folder), check_images=False)
-
-    def read():
-        return {config: _read_parquet(folder, config, columns) for config, columns in COLUMNS.items()}
-
-    sources = [path for config in COLUMNS for path in _parquet_files(folder, config)]
-    tables = validated(folder, "m2kr", sources, read, _valid, build)
+    rules = sys.modules[read_config.__module__].__file__  # an edit of the rules makes a new cache entry
+    tables = validated("m2kr", [*(path for paths in files.values() for path in paths), rules], read)
     answers, questions, passages = tables["challenge_answers"], tables["challenge_data"], tables["challenge_passage"]
     query_ids = answers["question_id"]
-    rows = pc.index_in(query_ids, value_set=questions["question_id"])
-    has_question = pc.not_equal(pc.fill_null(questions["question"], ""), "").take(rows)
-    tasks = np.where(has_question.to_numpy(zero_copy_only=False), TASKS[1], TASKS[0]).tolist()
+    tasks = questions["task"].take(pc.index_in(query_ids, value_set=questions["question_id"])).to_pylist()
     judgments = m2kr_measures.Positives(answers["pos_item_ids"], query_ids=query_ids.to_pylist())
     unjudged = pc.filter(questions["question_id"], pc.invert(pc.is_in(questions["question_id"], value_set=query_ids)))
-    notes = coverage_notes(folder / "challenge_data", len(unjudged), pc.list_value_length(answers["pos_item_ids"]), query_ids)
+    notes = coverage_notes(folder / "challenge_data", len(unjudged), pc.list_value_length(answers["pos_item_ids"]),
+                           query_ids)
     return Truth(query_ids, passages["passage_id"], judgments, lambda: tasks, unjudged, notes)
 
 
 def _parquet_files(folder: Path, config: str) -> list:
-    files = sorted((folder / config).glob("train-*.parquet"))
+    files = sorted((folder / config).glob(f"{SPLIT}-*.parquet"))
     if not files:
-        raise FileNotFoundError(f"No {config}/train-*.parquet under {folder}: --data-dir must hold the M2KR tables.")
+        raise FileNotFoundError(f"No {config}/{SPLIT}-*.parquet under {folder}: --data-dir must hold the M2KR tables.")
     return files
-
-
-def _read_parquet(folder: Path, config: str, columns):
-    """The named columns of ``<config>/train-*.parquet``, or None when they cannot be read as such."""
-    import pyarrow.parquet as pq  # here: only M2KR reads Parquet, and the import costs MIPR's scoring 25 ms
-
-    try:
-        return contiguous_columns(pa.concat_tables(pq.read_table(path, columns=columns) for path in _parquet_files(folder, config)))
-    except (pa.ArrowInvalid, KeyError, OSError):
-        return None
-
-
-def _valid(tables) -> bool:
-    if any(table is None for table in tables.values()):
-        return False
-    answers, questions, passages = tables["challenge_answers"], tables["challenge_data"], tables["challenge_passage"]
-    positives = answers["pos_item_ids"]
-    if not pa.types.is_list(positives.type) or not pa.types.is_string(positives.type.value_type):
-        return False
-    ids = [answers["question_id"], questions["question_id"], passages["passage_id"]]
-    if not (all_valid(*ids, positives, positives.values) and all(map(unique, ids))):
-        return False
-    if not pc.all(pc.greater(pc.list_value_length(positives), 0)).as_py():
-        return False
-    known_queries = pc.is_in(answers["question_id"], value_set=questions["question_id"])
-    known_passages = pc.is_in(positives.values, value_set=passages["passage_id"])
-    return pc.all(known_queries).as_py() and pc.all(known_passages).as_py()
 
 # ---------------------------------------------------------------------------------------------------------------
 # The Candidate-pool Oracle, the MTEB tables, the card's prose and the report's view

@@ -1,6 +1,8 @@
 """MIPR, everything in one place: the declaration, how its judgments are read for scoring, its oracle, its MTEB
 tables, its dataset card's prose and how a report shows it."""
 
+import os
+import sys
 from functools import partial
 from pathlib import Path
 from types import ModuleType
@@ -8,6 +10,8 @@ from types import ModuleType
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from mipr_format import SOURCE_FILES
+from mipr_format import read_config
 
 from mmrhub.benchmarks.declaration import Benchmark
 from mmrhub.benchmarks.declaration import Breakdown
@@ -22,11 +26,9 @@ from mmrhub.report.views import Grade
 from mmrhub.report.views import View
 from mmrhub.report.views import rows_of
 from mmrhub.scoring.judgments import Truth
-from mmrhub.scoring.judgments import all_valid
+from mmrhub.scoring.judgments import contiguous_columns
 from mmrhub.scoring.judgments import coverage_notes
 from mmrhub.scoring.judgments import existing_folder
-from mmrhub.scoring.judgments import read_jsonl
-from mmrhub.scoring.judgments import unique
 from mmrhub.scoring.judgments import validated
 from mmrhub.scoring.oracle import python_lists
 from mmrhub.scoring.oracle import reorder
@@ -35,42 +37,30 @@ NO_L1 = "(no L1)"
 ORDERS = ("baseline", "coverage")
 
 # ---------------------------------------------------------------------------------------------------------------
-# Judgments, read from the three JSON Lines files
-
-_STRING = pa.string()
-SCHEMAS = {
-    "mipr_annotation.jsonl": pa.schema(
-        [("idx", _STRING), ("items", pa.list_(pa.struct([("item_id", _STRING), ("final_grade", _STRING)])))]
-    ),
-    "mipr_query.jsonl": pa.schema([("idx", _STRING)]),
-    "mipr_corpus.jsonl": pa.schema([("item_id", _STRING), ("treecate_full_path", _STRING)]),
-}
+# Judgments, read from the three JSON Lines files, with the builder's own checks (mipr_format)
 
 
 def judgment_files(folder) -> list:
     """The three JSON Lines files scoring reads."""
-    return [Path(folder) / name for name in SCHEMAS]
+    return [Path(folder) / name for name in SOURCE_FILES.values()]
 
 
 def read_truth(data_dir) -> Truth:
-    """MIPR's judgments, corpus ids and query ids from the three JSON Lines files, validated and cached."""
+    """MIPR's judgments, corpus ids and query ids from the three JSON Lines files, validated as the builder validates
+    its three configs (a MiprDataError naming the file and line otherwise) and cached."""
     folder = existing_folder(data_dir)
-    for name in SCHEMAS:
+    for name in SOURCE_FILES.values():
         if not (folder / name).is_file():
             raise FileNotFoundError(f"{folder / name} is missing or not a file: the data folder must hold the official "
-                                    f"MIPR files ({', '.join(SCHEMAS)}).")
+                                    f"MIPR files ({', '.join(SOURCE_FILES.values())}).")
 
-    def build():
-        import mipr
-
-        for config in ("queries", "corpus", "qrels"):
-            mipr.load(config, data_dir=str(folder), check_images=False)
-
-    def read():
-        return {name: read_jsonl(folder / name, schema) for name, schema in SCHEMAS.items()}
+    def read():  # the builder's checks, config by config in its order; the image folders are its alone
+        base = os.path.abspath(folder)  # as the builder names the files
+        tables = {config: contiguous_columns(read_config(config, base)) for config in ("queries", "corpus", "qrels")}
+        return prepared(tables)
 
     def prepared(tables):  # judgments as the metric indexes them: ids coded against the corpus, in code order per query
-        annotation, corpus = tables["mipr_annotation.jsonl"], tables["mipr_corpus.jsonl"]
+        annotation, corpus = tables["qrels"], tables["corpus"]
         items = annotation["items"]
         codes = pc.index_in(pc.struct_field(items.values, [0]), value_set=corpus["item_id"]).to_numpy()
         rows = pc.list_parent_indices(items).to_numpy()
@@ -83,38 +73,19 @@ def read_truth(data_dir) -> Truth:
             "categories": pa.DictionaryArray.from_arrays(paths.indices.take(codes), paths.dictionary),
         }
         lists = {name: pa.ListArray.from_arrays(items.offsets, values) for name, values in columns.items()}
-        return {"mipr_query.jsonl": tables["mipr_query.jsonl"], "mipr_corpus.jsonl": {"item_id": corpus["item_id"]},
+        return {"queries": {"idx": tables["queries"]["idx"]}, "corpus": {"item_id": corpus["item_id"]},
                 "judgments": {"idx": annotation["idx"], **lists}}
 
-    sources = [folder / name for name in SCHEMAS]
-    tables = validated(folder, "mipr", sources, read, _valid, build, prepared)
-    queries, corpus, judged = tables["mipr_query.jsonl"], tables["mipr_corpus.jsonl"], tables["judgments"]
+    rules = sys.modules[read_config.__module__].__file__  # an edit of the rules makes a new cache entry
+    tables = validated("mipr", [*(folder / name for name in SOURCE_FILES.values()), rules], read)
+    queries, corpus, judged = tables["queries"], tables["corpus"], tables["judgments"]
     query_ids = judged["idx"]
     judgments = mipr_measures.Qrels(judged["item_ids"], judged["grades"], judged["categories"],
                                     query_ids=query_ids.to_pylist())
     unjudged = pc.filter(queries["idx"], pc.invert(pc.is_in(queries["idx"], value_set=query_ids)))
-    notes = coverage_notes(folder / "mipr_query.jsonl", len(unjudged), pc.list_value_length(judged["item_ids"]), query_ids)
+    notes = coverage_notes(folder / SOURCE_FILES["queries"], len(unjudged), pc.list_value_length(judged["item_ids"]),
+                           query_ids)
     return Truth(query_ids, corpus["item_id"], judgments, partial(main_categories, judgments), unjudged, notes)
-
-
-def _valid(tables) -> bool:
-    if any(table is None for table in tables.values()):
-        return False
-    qrels, queries, corpus = tables["mipr_annotation.jsonl"], tables["mipr_query.jsonl"], tables["mipr_corpus.jsonl"]
-    items = qrels["items"].values
-    item_ids, grades = pc.struct_field(items, [0]), pc.struct_field(items, [1])
-    columns = [qrels["idx"], items, item_ids, grades, queries["idx"], corpus["item_id"], corpus["treecate_full_path"]]
-    if not (all_valid(*columns) and unique(qrels["idx"]) and unique(queries["idx"]) and unique(corpus["item_id"])):
-        return False
-    codes = pc.index_in(item_ids, value_set=corpus["item_id"])
-    if codes.null_count or not pc.all(pc.is_in(qrels["idx"], value_set=queries["idx"])).as_py():
-        return False
-    if not pc.all(pc.is_in(grades, value_set=pa.array(list(mipr_measures.GAINS)))).as_py():
-        return False
-    # no product judged twice for one query: (query, product) pairs as distinct integers
-    pairs = np.sort(pc.list_parent_indices(qrels["items"]).to_numpy() * len(corpus["item_id"]) + codes.to_numpy())
-    return not (pairs[1:] == pairs[:-1]).any()
-
 
 
 def main_categories(qrels) -> list:

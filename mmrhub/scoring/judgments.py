@@ -1,10 +1,9 @@
 """What scoring needs of a benchmark's judgments, read from its tables alone: no images, no archives, no ``datasets``.
 
-Each benchmark (``mmrhub.benchmarks``) says which tables and columns it reads; this module holds what they share:
-the ``Truth`` they produce, the vectorised checks, and the cache between processes. The checks only decide
-*whether* the tables are valid. When one fails, the benchmark's builder validates the same files (importing
-``datasets``, seconds, on this error path only), so a user sees exactly the builder's error naming the file, the
-line or id, and what was expected.
+Each benchmark (``mmrhub.benchmarks``) reads its tables with its format's rules, the module its builder validates
+with (``mipr_format``, ``m2kr_format``), so scoring accepts and refuses what the builder does, with the builder's
+error naming the file and the line or row. This module holds what the benchmarks share: the ``Truth`` they
+produce and the cache of validated tables between processes.
 """
 
 from dataclasses import dataclass
@@ -14,14 +13,8 @@ from typing import Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.json as paj
 
 from mmrhub.scoring import judgment_cache
-from mmrhub.scoring import pandas_free
-
-
-class TruthError(ValueError):
-    """The tables are invalid, but the builder found nothing wrong: a check here disagrees with the builder's."""
 
 
 @dataclass
@@ -36,20 +29,6 @@ class Truth:
     notes: list = field(default_factory=list)
 
 
-def all_valid(*arrays) -> bool:
-    """No nulls, and valid UTF-8 (the JSON reader passes invalid bytes through)."""
-    try:
-        for array in arrays:
-            array.validate(full=True)
-    except pa.ArrowInvalid:
-        return False
-    return not any(array.null_count for array in arrays)
-
-
-def unique(array) -> bool:
-    return pc.count_distinct(array).as_py() == len(array)
-
-
 def contiguous_columns(table: pa.Table) -> dict:
     """Column name -> one contiguous pa.Array (a ChunkedArray's to_numpy would import pandas, half a second)."""
     return {name: table[name].combine_chunks() for name in table.column_names}
@@ -62,47 +41,15 @@ def existing_folder(data_dir) -> Path:
     return folder
 
 
-def read_jsonl(path: Path, schema: pa.Schema):
-    """The columns, or None when pyarrow cannot read them with this schema (the builder then names the problem)."""
-    options = paj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
-    try:
-        return contiguous_columns(paj.read_json(path, read_options=paj.ReadOptions(block_size=1 << 24), parse_options=options))
-    except pa.ArrowInvalid:
-        return None
-
-
-def builder_error(build, where: str):
-    """Run the builder on the same files; it raises its own named error. If it does not, say what we found."""
-    pandas_free.unblock()  # the builders import datasets, which needs pandas
-    import datasets
-
-    # the configs that pass would print progress bars before the error, which must stay one line
-    were_disabled = datasets.utils.are_progress_bars_disabled()
-    datasets.disable_progress_bars()
-    try:
-        build()
-    finally:
-        if not were_disabled:
-            datasets.enable_progress_bars()
-    raise TruthError(
-        f"{where}: the scoring tables failed a check that the builder passed; please report this with the files."
-    )
-
-
-def validated(folder: Path, kind: str, sources, read, valid, build, derive=lambda tables: tables) -> dict:
-    """The tables ``read()`` gives once ``valid`` passes them (else the builder's error), with what ``derive``
-    adds to them, kept between processes."""
+def validated(kind: str, sources, read) -> dict:
+    """The tables ``read()`` gives ({table: {column: pa.Array}}; it raises the format's error on invalid files),
+    kept between processes while the ``sources`` files stay the same."""
     key = judgment_cache.source_key(kind, sources)
     tables = judgment_cache.load(key)
     if tables is None:
         tables = read()
-        if not valid(tables):
-            builder_error(build, str(folder))
-        tables = derive(tables)
         judgment_cache.save(key, tables)
     return tables
-
-
 
 
 def coverage_notes(queries_source, num_unjudged: int, list_lengths, query_ids) -> list:

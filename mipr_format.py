@@ -1,0 +1,284 @@
+"""MIPR's format rules, stated once: the source schemas, the grades and the checks of the three JSON Lines tables.
+
+The builder (``mipr.py``) and scoring (``mmrhub.benchmarks.mipr``) both validate with these functions, so they accept
+and refuse the same files with the same :class:`MiprDataError` naming the file and the line or id. Only pyarrow and
+numpy are imported (scoring never imports ``datasets``); files are opened with the caller's ``opener`` (the builder's
+handles URLs), a plain ``open`` by default.
+"""
+
+import codecs
+import json
+import logging
+import os
+from typing import Optional
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as paj
+
+# The builder's logger: these are its warnings, whoever reads the files.
+logger = logging.getLogger("mipr")
+
+CONFIG_NAMES = ("queries", "corpus", "qrels")
+# Relevance grades as data: the seed's definition of each label.
+GRADES = {
+    "L1": "Optimal solution: satisfies the underlying need and its key constraints",
+    "L2": "Suboptimal solution: relevant but only partially satisfies the need",
+    "N1": "Constraint-violating: appears applicable but violates a critical constraint",
+    "N2": "Related non-solution: related by category or appearance but does not solve the need",
+    "N3": "Irrelevant",
+}
+SOURCE_FILES = {
+    "queries": "mipr_query.jsonl",
+    "corpus": "mipr_corpus.jsonl",
+    "qrels": "mipr_annotation.jsonl",
+}
+IMAGE_DIRS = {"queries": "images/query_images", "corpus": "images/product_images"}
+IMAGE_NAME_FIELDS = {"queries": "image_url", "corpus": "pict_url"}
+ID_FIELDS = {"queries": "idx", "corpus": "item_id", "qrels": "idx"}
+
+# pyarrow's default JSON block; a longer line is read again with a block that holds it.
+_BLOCK_SIZE = 1 << 20
+
+_JUDGMENT = pa.struct([("item_id", pa.string()), ("final_grade", pa.string())])
+SOURCE_SCHEMAS = {
+    "queries": pa.schema([("idx", pa.string()), ("query", pa.string()), ("image_url", pa.string())]),
+    "corpus": pa.schema(
+        [
+            ("item_id", pa.string()),
+            ("title", pa.string()),
+            ("pict_url", pa.string()),
+            ("treecate_full_path", pa.string()),
+        ]
+    ),
+    "qrels": pa.schema([("idx", pa.string()), ("items", pa.list_(_JUDGMENT))]),
+}
+
+
+class MiprDataError(ValueError):
+    """A MIPR source file does not follow the official format."""
+
+
+
+def join_path(base: str, relative: str) -> str:
+    """``base``/``relative``, for a local folder or a URL."""
+    return base.rstrip("/") + "/" + relative if "://" in base else os.path.join(base, relative)
+
+
+def _open(path: str):
+    return open(path, "rb")
+
+
+def read_config(name: str, base: str, paths: Optional[dict] = None, opener=None) -> pa.Table:
+    """Config ``name``'s table from the folder or URL ``base``, checked as the builder checks it (the image folders
+    aside): ``qrels`` against the query and product ids, ``queries`` and ``corpus`` for their image names.
+
+    ``paths``: where each source file (``SOURCE_FILES``' keys) is read from, when not at its place under ``base``
+    (the download cache's copies); messages name the files under ``base``.
+    """
+    names = ["qrels", "queries", "corpus"] if name == "qrels" else [name]
+    shown = {config: join_path(base, SOURCE_FILES[config]) for config in names}
+    paths = paths or shown
+    if name == "qrels":
+        queries = read_table(paths["queries"], "queries", opener, shown["queries"], ["idx"])
+        corpus = read_table(paths["corpus"], "corpus", opener, shown["corpus"], ["item_id"])
+        table = read_table(paths["qrels"], "qrels", opener, shown["qrels"])
+        check_qrels(table, queries["idx"], corpus["item_id"], shown["qrels"])
+        return table
+    table = read_table(paths[name], name, opener, shown[name])
+    check_image_names(table[IMAGE_NAME_FIELDS[name]], join_path(base, IMAGE_DIRS[name]), shown[name])
+    return table
+
+
+def read_table(path: str, name: str, opener=None, display: Optional[str] = None, columns=None) -> pa.Table:
+    """Read and validate one MIPR JSON Lines table (``name`` in CONFIG_NAMES) into Arrow.
+
+    ``columns`` reads only those fields (other fields are then not checked), e.g. the ids of a joined table.
+    """
+    display = display or path
+    schema = SOURCE_SCHEMAS[name]
+    if columns:
+        schema = pa.schema([schema.field(column) for column in columns])
+    options = paj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore" if columns else "infer")
+    try:
+        table = _parse_json_lines(path, options, opener)
+        # pyarrow's JSON reader passes invalid UTF-8 through: a full validation of the strings catches it.
+        table.validate(full=True)
+    except pa.ArrowInvalid as err:
+        _raise_first_bad_line(path, schema, display, opener, cause=str(err))
+    table = _drop_unexpected_fields(table, schema, display)
+    if any(table[field].null_count for field in schema.names) or (name == "qrels" and _has_null_judgment(table)):
+        _raise_first_bad_line(path, schema, display, opener, cause="null field")
+    if ID_FIELDS[name] in schema.names:
+        _check_unique(table, ID_FIELDS[name], path, display, opener)
+    if name == "qrels":
+        _check_judgments(table, display)
+    return table
+
+
+def _parse_json_lines(path: str, options: paj.ParseOptions, opener) -> pa.Table:
+    """Parse a JSON Lines file; a line longer than the reader's block (1 MiB) gets a block that holds it."""
+    try:
+        return _read_json(path, options, opener, _BLOCK_SIZE)
+    except pa.ArrowInvalid as err:
+        if "straddl" not in str(err):
+            raise
+    longest = max((len(line) for _, line in _lines(path, opener)), default=0)
+    return _read_json(path, options, opener, longest + 1)
+
+
+def _read_json(path: str, options: paj.ParseOptions, opener, block_size: int) -> pa.Table:
+    with (opener or _open)(path) as f:
+        return paj.read_json(f, read_options=paj.ReadOptions(block_size=block_size), parse_options=options)
+
+
+def _drop_unexpected_fields(table: pa.Table, schema: pa.Schema, display: str) -> pa.Table:
+    extra = [field for field in table.schema.names if field not in schema.names]
+    extra += [f"items.{f.name}" for f in _judgment_type(table).fields if f.name not in _JUDGMENT.names]
+    if extra:
+        logger.warning("%s: fields not in the MIPR format are left out: %s", display, ", ".join(extra))
+    return table.select(schema.names).cast(schema)
+
+
+def _judgment_type(table: pa.Table) -> pa.StructType:
+    return table.schema.field("items").type.value_type if "items" in table.schema.names else pa.struct([])
+
+
+def _has_null_judgment(table: pa.Table) -> bool:
+    items = pc.list_flatten(table["items"])
+    return bool(items.null_count or pc.struct_field(items, [0]).null_count or pc.struct_field(items, [1]).null_count)
+
+
+def _lines(path: str, opener):
+    """(line number, bytes) of each non-blank line: the n-th Arrow row comes from the n-th of them.
+
+    Only error paths call this, so the fast path never holds the file's bytes. A UTF-8 byte order mark at the
+    start of the file is dropped, as the JSON reader does.
+    """
+    with (opener or _open)(path) as f:
+        for number, line in enumerate(f, start=1):
+            if number == 1 and line.startswith(codecs.BOM_UTF8):
+                line = line[len(codecs.BOM_UTF8) :]
+            if line.strip():
+                yield number, line
+
+
+def _raise_first_bad_line(path: str, schema: pa.Schema, display: str, opener, cause: str):
+    for number, line in _lines(path, opener):
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise MiprDataError(
+                f"{display} line {number}: byte 0x{line[err.start]:02x} at column {err.start + 1} is not valid "
+                "UTF-8; MIPR files must be UTF-8 encoded."
+            ) from None
+        try:
+            record = json.loads(text)
+        except ValueError as err:
+            raise MiprDataError(f"{display} line {number}: invalid JSON ({err}).") from None
+        problem = _text_problem(record) or _record_problem(record, schema)
+        if problem:
+            raise MiprDataError(f"{display} line {number}: {problem}.")
+    raise MiprDataError(f"{display}: could not be read as JSON Lines ({cause}).")
+
+
+def _text_problem(record) -> Optional[str]:
+    """A lone surrogate escape (such as \\ud800) decodes to no character, so no UTF-8 text can hold it."""
+    try:
+        json.dumps(record, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as err:
+        return f"the escape \\u{ord(err.object[err.start]):04x} is a lone surrogate, not a character"
+    return None
+
+
+def _record_problem(record, schema: pa.Schema) -> Optional[str]:
+    if not isinstance(record, dict):
+        return f"expected a JSON object, got {type(record).__name__}"
+    for field in schema.names:
+        if record.get(field) is None:
+            return f'missing field "{field}"'
+        if field == "items":
+            problem = _items_problem(record[field])
+            if problem:
+                return problem
+        elif not isinstance(record[field], str):
+            return f'field "{field}" must be a string, got {type(record[field]).__name__} {record[field]!r}'
+    return None
+
+
+def _items_problem(items) -> Optional[str]:
+    if not isinstance(items, list):
+        return f'field "items" must be a list of {{"item_id", "final_grade"}} objects, got {type(items).__name__}'
+    for position, item in enumerate(items, start=1):
+        if not isinstance(item, dict):
+            return f"items[{position}] must be an object, got {type(item).__name__}"
+        for field in ("item_id", "final_grade"):
+            if not isinstance(item.get(field), str):
+                return f'items[{position}] field "{field}" must be a string, got {item.get(field)!r}'
+    return None
+
+
+def _check_unique(table: pa.Table, field: str, path: str, display: str, opener):
+    column = table[field]
+    if pc.count_distinct(column).as_py() == len(column):
+        return
+    first_line = {}
+    for (number, _), value in zip(_lines(path, opener), column.to_pylist()):
+        if value in first_line:
+            first = first_line[value]
+            raise MiprDataError(f'{display} line {number}: duplicate {field} "{value}" (first on line {first}).')
+        first_line[value] = number
+
+
+def _check_judgments(table: pa.Table, display: str):
+    """Every grade is known and no product is judged twice for one query (vectorised; Python only on error)."""
+    judged = pc.list_flatten(table["items"])
+    rows = pc.list_parent_indices(table["items"])
+    item_ids, grades = pc.struct_field(judged, [0]), pc.struct_field(judged, [1])
+    unknown = pc.invert(pc.is_in(grades, value_set=pa.array(list(GRADES))))
+    if pc.any(unknown).as_py():
+        at = pc.index(unknown, True).as_py()
+        raise MiprDataError(
+            f'{display} {_judgment_name(table, rows, at)}: unknown final_grade "{grades[at].as_py()}"; '
+            f"expected one of {', '.join(GRADES)}."
+        )
+    # (row, product code) pairs as sorted integers: a hash-based distinct count would take ~100 MB here.
+    codes = pc.dictionary_encode(item_ids.combine_chunks())
+    pairs = np.sort(rows.to_numpy() * len(codes.dictionary) + codes.indices.to_numpy())
+    if (pairs[1:] == pairs[:-1]).any():
+        seen = set()
+        for at, pair in enumerate(zip(rows.to_pylist(), item_ids.to_pylist())):
+            if pair in seen:
+                raise MiprDataError(f'{display} {_judgment_name(table, rows, at)}: item_id "{pair[1]}" judged twice.')
+            seen.add(pair)
+
+
+def _judgment_name(table: pa.Table, rows, at: int) -> str:
+    """'idx "7" items[3]' for the flattened judgment at position ``at``."""
+    row = rows[at].as_py()
+    first_of_row = pc.index(rows, row).as_py()
+    return f'idx "{table["idx"][row].as_py()}" items[{at - first_of_row + 1}]'
+
+
+def check_qrels(qrels: pa.Table, query_ids: pa.ChunkedArray, item_ids: pa.ChunkedArray, display: str):
+    """Every judged query must be in the queries file and every judged product in the corpus."""
+    unknown_queries = pc.invert(pc.is_in(qrels["idx"], value_set=query_ids.combine_chunks()))
+    if pc.any(unknown_queries).as_py():
+        idx = pc.filter(qrels["idx"], unknown_queries)[0].as_py()
+        raise MiprDataError(f'{display} idx "{idx}": query not in {SOURCE_FILES["queries"]}.')
+    judged = pc.list_flatten(qrels["items"])
+    unknown_items = pc.invert(pc.is_in(pc.struct_field(judged, [0]), value_set=item_ids.combine_chunks()))
+    if pc.any(unknown_items).as_py():
+        position = pc.index(unknown_items, True).as_py()
+        item_id = pc.struct_field(judged, [0])[position].as_py()
+        name = _judgment_name(qrels, pc.list_parent_indices(qrels["items"]), position)
+        raise MiprDataError(f'{display} {name}: judged item_id "{item_id}" not in {SOURCE_FILES["corpus"]}.')
+
+
+def check_image_names(names: pa.ChunkedArray, image_dir: str, display: str):
+    """Image names are plain file names, so a reference can never point outside the image folder."""
+    bad = [name for name in pc.unique(names).to_pylist() if "/" in name or "\\" in name or name in ("", ".", "..")]
+    if bad:
+        listed = ", ".join(bad)
+        raise MiprDataError(f"{display}: image names must be plain file names under {image_dir}/, got: {listed}")
