@@ -79,6 +79,7 @@ class Benchmark:
     bundled_runs: tuple  # BundledRun: the first one's pools are the others' candidates and the oracle's
     report: View  # how ``mmrhub report`` shows it
     seed_table: tuple = ()  # the source document's rows for the shipped runs and their oracle ({measure: x100})
+    seed_counts: tuple = ()  # (result key, value): the counts the source document states for that table
     images_dir_option: bool = False  # whether the builder takes images_dir= (archives kept elsewhere)
     oracle_readings: tuple = ()  # readings of the measures' open rules that the oracle follows too
 

@@ -307,5 +307,6 @@ MIPR = Benchmark(
             (86.04, 78.95, 94.97, 94.97, 82.80, 80.22),  # Candidate-pool Oracle
         )
     ),
+    seed_counts=(("num_multi_category_queries", 2664),),  # SC-R-L1@10*'s queries, two L1 categories or more
 )
 

@@ -1,74 +1,83 @@
-"""``mmrhub reproduce mipr --data-dir DIR``: which readings of the open metric rules reproduce the seed's table.
+"""``mmrhub reproduce mipr --data-dir DIR``: which readings of the open metric rules reproduce the published table.
 
 The runs shipped with the data (the embedding run, the reranked run, and the oracle of the embedding run's pools)
 are scored under every combination of the benchmark's options; a combination reproduces the table when all of its
-numbers (x100, two decimals) are equal.
+numbers (scores x100 to two decimals, and the counts the table states) are equal.
 """
-
-import itertools
-import json
-from pathlib import Path
-
-from dataclasses import replace
 
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.scoring import pandas_free
+from mmrhub.scoring.readings import score_every_reading
 from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.score import load_truth
-from mmrhub.scoring.score import score_runs
+from mmrhub.scoring.target import Difference
+from mmrhub.scoring.target import differences
+from mmrhub.scoring.target import published_target
+from mmrhub.scoring.target import read_target
+
+SAMPLE_NOTE = (
+    "The bundled sample cannot decide the readings: its runs are simulated, not the runs behind {table}, so no "
+    "reading can be confirmed or excluded on it. Give --data-dir with the official data."
+)
 
 
 def register(subparsers) -> None:
     """Add ``reproduce``."""
-    parser = subparsers.add_parser("reproduce", help="find the readings of the open rules that reproduce the seed's table")
+    parser = subparsers.add_parser(
+        "reproduce", help="find the readings of the open metric rules that reproduce the published table (the MIPR "
+        "paper's)"
+    )
     parser.add_argument("benchmark", choices=[name for name, b in BENCHMARKS.items() if b.seed_table])
-    parser.add_argument("--data-dir", help="the official data, with its bundled runs (default: the bundled sample)")
-    parser.add_argument("--target", metavar="JSON", help="a table to reproduce instead of the seed's: a list of rows, "
-                        "each {measure: value x100}, in the order embedding, reranked, oracle")
+    parser.add_argument(
+        "--data-dir",
+        help="the official data, with its bundled runs (default: the bundled sample, whose simulated runs cannot "
+        "decide against the published table)",
+    )
+    parser.add_argument(
+        "--target",
+        metavar="JSON",
+        help="a table to reproduce instead of the published one (MIPR: the paper's): a list of rows, each "
+        '{measure: value x100}, in the order embedding, reranked, oracle; or {"rows": [...], '
+        '"num_multi_category_queries": N}',
+    )
     parser.set_defaults(func=run)
-
-
-def combinations(benchmark):
-    """Every combination of the benchmark's single-choice options, as (measure options, oracle options)."""
-    options = [option for option in benchmark.options if not option.many]
-    for values in itertools.product(*(option.choices for option in options)):
-        chosen = dict(zip(options, values))
-        yield ({o.name: v for o, v in chosen.items() if not o.oracle}, {o.name: v for o, v in chosen.items() if o.oracle})
-
-
-def table_of(rows, measures) -> list:
-    """The rows' values of ``measures``, x100 and rounded to two decimals as the published tables are."""
-    return [[None if row.result[m] is None else round(100 * row.result[m], 2) for m in measures] for row in rows]
 
 
 def run(args) -> int:
     """Score the shipped runs under every combination of readings; print those that give the target table."""
+    benchmark = BENCHMARKS[args.benchmark]
+    target = read_target(args.target, benchmark) if args.target else published_target(benchmark)
+    request = ScoringRequest(benchmark, args.data_dir).with_shipped_runs()
     with pandas_free.kept_out():
-        return _search(BENCHMARKS[args.benchmark], args.data_dir, args.target)
-
-
-def _search(benchmark, data_dir, target_path) -> int:
-    target = json.loads(Path(target_path).read_text(encoding="utf-8")) if target_path else benchmark.seed_table
-    measures = list(target[0])
-    wanted = [[row[m] for m in measures] for row in target]
-    shipped = ScoringRequest(benchmark, data_dir).with_shipped_runs()
-    truth = load_truth(shipped)
-    matches, closest = [], (-1, None)
-    for measure_options, oracle_options in combinations(benchmark):
-        request = replace(shipped, measure_options=measure_options, oracle_options=oracle_options)
-        rows = score_runs(request, truth)
-        got = table_of(rows, measures)
-        equal = sum(a == b for got_row, want_row in zip(got, wanted) for a, b in zip(got_row, want_row))
-        options = {**measure_options, **oracle_options}
-        if equal == len(measures) * len(wanted):
-            matches.append(options)
-        closest = max(closest, (equal, options), key=lambda pair: pair[0])
-    print(f"{len(matches)} of {len(list(combinations(benchmark)))} combinations reproduce all "
-          f"{len(measures) * len(wanted)} numbers of the {'target' if target_path else 'seed'} table.")
-    for options in matches:
+        truth = load_truth(request)
+        outcomes = [({**measure_options, **oracle_options}, differences(target, rows))
+                    for measure_options, oracle_options, rows in score_every_reading(request, truth)]
+    fewest = min(len(found) for _, found in outcomes)
+    closest = [(options, found) for options, found in outcomes if len(found) == fewest]
+    if request.sample and target.published:
+        print(SAMPLE_NOTE.format(table=target.name))
+        print(f"For illustration only, on the sample's simulated runs:\n  {summary(target, len(outcomes), closest)}")
+        return 0
+    print(summary(target, len(outcomes), closest))
+    for options, found in closest:
         print("  " + " ".join(f"--{name.replace('_', '-')} {value}" for name, value in options.items()))
-    if not matches:
-        equal, options = closest
-        print(f"None does. The closest, {', '.join(f'{k}={v}' for k, v in options.items())}, "
-              f"matches {equal} of {len(measures) * len(wanted)} numbers.")
-    return 0 if matches else 1
+        for difference in found:
+            print(f"    {describe(difference, 'published' if target.published else 'target')}")
+    return 0 if fewest == 0 else 1
+
+
+def summary(target, combinations: int, closest: list) -> str:
+    """One line: how many combinations reproduce the whole table, or how close the closest come."""
+    numbers = f"{target.size} numbers of {target.name}"
+    if not closest[0][1]:
+        return f"{len(closest)} of {combinations} combinations reproduce all {numbers}."
+    which = "the closest matches" if len(closest) == 1 else f"the {len(closest)} closest, tied, match"
+    return f"None of {combinations} combinations reproduces all {numbers}; {which} {target.size - len(closest[0][1])}."
+
+
+def describe(difference: Difference, theirs: str) -> str:
+    """A number not reproduced, as ``row measure: ours X, published Y``."""
+    if difference.row is None:  # a count
+        return f"{difference.measure}: ours {difference.ours:,}, {theirs} {difference.theirs:,}"
+    ours, wanted = (value if value is None else f"{value:.2f}" for value in (difference.ours, difference.theirs))
+    return f"{difference.row} {difference.measure}: ours {ours}, {theirs} {wanted}"

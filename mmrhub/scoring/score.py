@@ -68,9 +68,17 @@ def score(benchmark, truth: Truth, rankings, options: dict, groups=None) -> dict
     return result
 
 
-def score_runs(request: ScoringRequest, truth: Truth) -> list:
-    """A row per run file (named by ``request.names`` or the file stem), then the oracle row if asked for."""
-    benchmark, options = request.benchmark, request.measure_options
+@dataclass
+class ReadRuns:
+    """A request's runs read and validated, pools checked: (name, run, rankings) per row, and the rankings whose
+    pools the oracle reorders (None: no oracle row)."""
+
+    rows: list
+    oracle_baseline: Optional[object] = None
+
+
+def read_runs(request: ScoringRequest, truth: Truth) -> ReadRuns:
+    """Each run file read and validated once, its pools checked against ``request.rerank``'s."""
     if request.names and len(request.names) != len(request.runs):
         raise ValueError(
             f"--name was given {len(request.names)} time(s) for {len(request.runs)} run(s): give one name per run."
@@ -79,25 +87,39 @@ def score_runs(request: ScoringRequest, truth: Truth) -> list:
     if repeated:
         raise ValueError(f"--name {repeated[0]!r} is given twice: give each run its own name.")
     rows = []
-    baselines = {}
-    groups = truth.groups() if request.breakdown else None
+    read = {}  # by resolved path: a file named as a run and as the baseline is read once
 
-    def baseline(path):
-        if path not in baselines:
-            baselines[path] = read_valid_run(truth, path, request.ignore_unknown_queries, benchmark.title)
-        return baselines[path]
+    def read_once(path):
+        key = Path(path).resolve()
+        if key not in read:
+            read[key] = read_valid_run(truth, path, request.ignore_unknown_queries, request.benchmark.title)
+        return read[key]
 
     for index, path in enumerate(request.runs):
-        run, rankings = read_valid_run(truth, path, request.ignore_unknown_queries, benchmark.title)
+        run, rankings = read_once(path)
         if request.rerank is not None and Path(path).resolve() != Path(request.rerank).resolve():
-            check_pool(run, baseline(request.rerank)[0])
-        rows.append(Scored(run.name, run, score(benchmark, truth, rankings, options, groups)))
-    name_rows(rows, request.names)
-    if request.oracle is not None:
-        readings = {name: options[name] for name in benchmark.oracle_readings if name in options}
-        rankings = benchmark.oracle(truth.judgments, baseline(request.oracle)[1], **readings, **request.oracle_options)
+            check_pool(run, read_once(request.rerank)[0])
+        rows.append((request.names[index] if request.names else run.name, run, rankings))
+    return ReadRuns(rows, None if request.oracle is None else read_once(request.oracle)[1])
+
+
+def score_runs(request: ScoringRequest, truth: Truth) -> list:
+    """A row per run file (named by ``request.names`` or the file stem), then the oracle row if asked for."""
+    benchmark, options = request.benchmark, request.measure_options
+    read = read_runs(request, truth)
+    groups = truth.groups() if request.breakdown else None
+    rows = [Scored(name, run, score(benchmark, truth, rankings, options, groups)) for name, run, rankings in read.rows]
+    name_rows(rows)
+    if read.oracle_baseline is not None:
+        rankings = benchmark.oracle(truth.judgments, read.oracle_baseline, **oracle_keywords(request))
         rows.append(Scored(ORACLE_NAME, None, score(benchmark, truth, rankings, options, groups)))
     return rows
+
+
+def oracle_keywords(request: ScoringRequest) -> dict:
+    """The oracle's own options, and the readings of the measures' rules that it follows too."""
+    follows = {name: request.measure_options[name] for name in request.benchmark.oracle_readings}
+    return {**{name: value for name, value in follows.items() if name in request.measure_options}, **request.oracle_options}
 
 
 def name_rows(rows: list, names=()) -> None:
