@@ -13,6 +13,7 @@ from mmrhub.scoring.judgments import Truth
 from mmrhub.scoring.oracle import ORACLE_NAME
 from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.run import Run
+from mmrhub.scoring.run_bytes import STDIN
 from mmrhub.scoring.run_kaggle import restore_stripped_ids
 from mmrhub.scoring.run_reading import read_run
 from mmrhub.scoring.run_validation import check_pool
@@ -33,9 +34,9 @@ def load_truth(request: ScoringRequest) -> Truth:
     return request.benchmark.read_truth(request.folder)
 
 
-def read_valid_run(truth: Truth, path, ignore_unknown_queries: bool = False):
+def read_valid_run(truth: Truth, path, ignore_unknown_queries: bool = False, trec_order: str = "score"):
     """(run, its rankings aligned with ``truth.query_ids``); a RunError names every problem found."""
-    run = read_run(path)
+    run = read_run(path, trec_order)
     if run.format == "kaggle":
         restore_stripped_ids(run, truth.corpus_ids)
     return run, validate(run, truth, ignore_unknown_queries)
@@ -57,17 +58,19 @@ def score_runs(request: ScoringRequest, truth: Truth) -> list:
         raise ValueError(
             f"--name was given {len(request.names)} time(s) for {len(request.runs)} run(s): give one name per run."
         )
+    if [*request.runs, *{request.oracle, request.rerank} - {None}].count(STDIN) > 1:
+        raise ValueError(f"standard input ('{STDIN}') can be read once: give it as one run at most.")
     rows = []
     baselines = {}
     groups = truth.groups() if request.breakdown else None
 
     def baseline(path):
         if path not in baselines:
-            baselines[path] = read_valid_run(truth, path, request.ignore_unknown_queries)
+            baselines[path] = read_valid_run(truth, path, request.ignore_unknown_queries, request.trec_order)
         return baselines[path]
 
     for index, path in enumerate(request.runs):
-        run, rankings = read_valid_run(truth, path, request.ignore_unknown_queries)
+        run, rankings = read_valid_run(truth, path, request.ignore_unknown_queries, request.trec_order)
         if request.rerank is not None and Path(path).resolve() != Path(request.rerank).resolve():
             check_pool(run, baseline(request.rerank)[0])
         name = request.names[index] if request.names else run.name
