@@ -38,5 +38,6 @@ def read_dict(source, bom: int) -> Run:
     dids, scores = pa.array(dids, pa.string()), pa.array(scores, pa.float64())
     sort = pa.array(trec_eval_sort(query, single_precision(scores), dids))
     offsets = pa.array(np.concatenate([[0], np.cumsum(counts)]), pa.int32())
-    rankings, scores = pa.ListArray.from_arrays(offsets, dids.take(sort)), pa.ListArray.from_arrays(offsets, scores.take(sort))
+    rankings = pa.ListArray.from_arrays(offsets, dids.take(sort))
+    scores = pa.ListArray.from_arrays(offsets, scores.take(sort))
     return Run(source.name, "dict", pa.array(query_ids, pa.string()), rankings, scores)
