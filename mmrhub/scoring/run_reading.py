@@ -13,12 +13,15 @@ from mmrhub.scoring.run_bytes import RunSource
 from mmrhub.scoring.run_dict import read_dict
 from mmrhub.scoring.run_json import read_json
 from mmrhub.scoring.run_kaggle import read_kaggle
+from mmrhub.scoring.run_trec import ORDERS
 from mmrhub.scoring.run_trec import read_trec
 
 
 def read_run(path, trec_order: str = "score") -> Run:
     """Read a run ('-': standard input), telling its format from its first bytes (a BOM is skipped); a refusal
     names the format assumed. ``trec_order``: how TREC lines are ordered ('score' as trec_eval, or 'rank')."""
+    if trec_order not in ORDERS:
+        raise ValueError(f"trec_order must be one of {', '.join(ORDERS)}, got {trec_order!r}")
     try:
         source = RunSource.of(path)
         head = source.head()

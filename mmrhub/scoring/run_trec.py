@@ -73,20 +73,12 @@ def _trec_run(path, qids, dids, ranks, scores, lines, order) -> Run:
     """Group lines by query (in order of first appearance), each query in trec_eval's order or its rank column's."""
     encoded = pc.dictionary_encode(qids)  # codes in order of first appearance
     unique, query = encoded.dictionary, encoded.indices.to_numpy()
-    if order == "rank":
-        same_query = query[1:] == query[:-1]
-        in_order = (query[1:] >= query[:-1]).all() and ((np.diff(ranks) > 0) | ~same_query).all()
-        sort = None if in_order else np.lexsort((ranks, query))
-    else:
-        score32 = single_precision(scores)
-        sort = None if in_trec_eval_order(query, score32) else trec_eval_sort(encoded.indices, score32, dids)
-        del score32
+    sort = _rank_sort(query, ranks) if order == "rank" else _score_sort(encoded.indices, query, scores, dids)
     if sort is not None:  # else the usual file: its columns are used as they are
         query, ranks, lines = query[sort], ranks[sort], lines[sort]
         dids, scores = pc.take(dids, pa.array(sort)), pc.take(scores, pa.array(sort))
-    same_query = query[1:] == query[:-1]
     if order == "rank":
-        repeated = np.flatnonzero(same_query & (ranks[1:] == ranks[:-1]))
+        repeated = np.flatnonzero((query[1:] == query[:-1]) & (ranks[1:] == ranks[:-1]))
         if len(repeated):
             at = repeated[0] + 1
             qid = unique[int(query[at])].as_py()
@@ -94,14 +86,36 @@ def _trec_run(path, qids, dids, ranks, scores, lines, order) -> Run:
     offsets = pa.array(np.concatenate([[0], np.cumsum(np.bincount(query, minlength=len(unique)))]), pa.int32())
     run = Run(path, "trec", unique, pa.ListArray.from_arrays(offsets, dids), pa.ListArray.from_arrays(offsets, scores),
               pa.ListArray.from_arrays(offsets, pa.array(lines)))
+    run.notes += _disagreement(path, order, query, ranks, scores)
+    return run
+
+
+def _rank_sort(query, ranks):
+    """None if the lines are grouped by query in rank order, else the indices that make them so."""
+    same_query = query[1:] == query[:-1]
+    if (query[1:] >= query[:-1]).all() and ((np.diff(ranks) > 0) | ~same_query).all():
+        return None
+    return np.lexsort((ranks, query))
+
+
+def _score_sort(codes, query, scores, dids):
+    """None if the lines are grouped by query in trec_eval's order without ties, else the indices of that order."""
+    score32 = single_precision(scores)
+    return None if in_trec_eval_order(query, score32) else trec_eval_sort(codes, score32, dids)
+
+
+def _disagreement(path, order, query, ranks, scores) -> list:
+    """The note, if any, on the queries where the column not followed disagrees with the order scored."""
     if order == "rank":
         score = scores.to_numpy(zero_copy_only=False)  # TREC scores are never null
-        disagree = len(np.unique(query[1:][same_query & (score[1:] > score[:-1])]))
-        note = f"{path} is ordered by its rank column (--trec-order rank); its scores disagree for {disagree} queries"
-    else:  # a constant rank column agrees with any order
-        disagree = len(np.unique(query[1:][same_query & (ranks[1:] < ranks[:-1])]))
-        note = (f"{path} is ordered by score as trec_eval does; the rank column disagrees for {disagree} queries; "
-                "pass --trec-order rank to follow it")
-    if disagree:
-        run.notes.append(note + ".")
-    return run
+        wrong = score[1:] > score[:-1]
+    else:
+        wrong = ranks[1:] < ranks[:-1]  # a constant rank column agrees with any order
+    disagree = len(np.unique(query[1:][wrong & (query[1:] == query[:-1])]))
+    if not disagree:
+        return []
+    if order == "rank":
+        return [f"{path} is ordered by its rank column (--trec-order rank); its scores disagree for {disagree} "
+                "queries."]
+    return [f"{path} is ordered by score as trec_eval does; the rank column disagrees for {disagree} queries; pass "
+            "--trec-order rank to follow it."]
