@@ -79,7 +79,7 @@ def test_trec_run_scores_like_the_json_run(capsys, tmp_path):
     entries = json.loads(EMBEDDING.read_text())
     lines = [f"{e['qid']} Q0 {d['did']} {r} {d['score']} test" for e in entries for r, d in enumerate(e["ranked"], 1)]
     trec = tmp_path / "embedding.trec"
-    trec.write_text("\n".join(reversed(lines)) + "\n")  # ordered by the rank column, not by the file
+    trec.write_text("\n".join(reversed(lines)) + "\n")  # ordered by score, not by the file
     _, json_out, _ = run_cli(capsys, "evaluate", "mipr", str(EMBEDDING), "--k", "5,10")
     _, trec_out, _ = run_cli(capsys, "evaluate", "mipr", str(trec), "--k", "5,10")
     assert table_values(json_out) | {"System": ""} == table_values(trec_out) | {"System": ""}

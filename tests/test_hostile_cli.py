@@ -126,6 +126,7 @@ def test_kaggle_csv_variants(capsys, tmp_path, variant):
 @pytest.mark.parametrize("variant", ["header", "no header", "pandas index", "blank line", "numeric ids"])
 def test_kaggle_csv_read_by_pyarrow_as_by_the_python_reader(tmp_path, monkeypatch, variant):
     from mmrhub.scoring import run_kaggle as runs
+    from mmrhub.scoring.run_bytes import RunSource
 
     rows = kaggle_rows()
     if variant == "numeric ids":  # JSON numbers: pyarrow's reader refuses them, the Python reader takes them
@@ -133,10 +134,10 @@ def test_kaggle_csv_read_by_pyarrow_as_by_the_python_reader(tmp_path, monkeypatc
     text = csv_text(rows, header="" if variant == "no header" else "question_id,passage_id", index=variant == "pandas index")
     path = tmp_path / "submission.csv"
     path.write_text(text.replace("\n", "\n\n", 1) if variant == "blank line" else text, encoding="utf-8")
-    slow = runs._read_kaggle_slowly(str(path), 0)
+    slow = runs._read_kaggle_slowly(str(path), path.read_bytes())
     if variant not in ("blank line", "numeric ids"):  # read by pyarrow alone: the Python reader must not be called
         monkeypatch.setattr(runs, "_read_kaggle_slowly", None)
-    fast = runs.read_kaggle(str(path), 0)
+    fast = runs.read_kaggle(RunSource(str(path)), 0)
     assert fast.query_ids.to_pylist() == slow.query_ids.to_pylist() and len(fast.query_ids) == len(rows)
     assert fast.rankings.to_pylist() == slow.rankings.to_pylist() and fast.lines.to_pylist() == slow.lines.to_pylist()
     assert fast.scores is None and slow.scores is None  # the format has no scores
@@ -161,18 +162,34 @@ def test_kaggle_file_with_another_tracks_rows(capsys, tmp_path):
     assert row.split("|")[2:] == scores_of(capsys, "evaluate", "m2kr", M2KR_RUN)
 
 
-def test_trec_scores_that_contradict_the_rank_column_are_noted(capsys, tmp_path):
+def rank_column_contradicted(tmp_path):
+    """A TREC run whose first three queries have scores rising with the rank column."""
     entries = json.loads(EMBEDDING.read_text())
     lines = []
-    for entry in entries[:3]:  # three queries whose scores rise with rank
+    for entry in entries[:3]:
         lines += [f"{entry['qid']} Q0 {item['did']} {rank} {rank / 100} t" for rank, item in enumerate(entry["ranked"], 1)]
     for entry in entries[3:]:
         lines += [f"{entry['qid']} Q0 {item['did']} {rank} {1 - rank / 100} t" for rank, item in enumerate(entry["ranked"], 1)]
     run = tmp_path / "run.trec"
     run.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return run
+
+
+def test_trec_scores_that_contradict_the_rank_column_are_noted(capsys, tmp_path):
+    run = rank_column_contradicted(tmp_path)
     code, _, err = run_cli(capsys, "evaluate", "mipr", run)
     assert code == 0
-    assert f"3 queries of {run} have scores that disagree with their rank column: rank wins" in err
+    assert (f"note: {run} is ordered by score as trec_eval does; the rank column disagrees for 3 queries; pass "
+            "--trec-order rank to follow it.") in err
+
+
+def test_trec_order_rank_follows_the_rank_column_and_notes_the_scores(capsys, tmp_path):
+    run = rank_column_contradicted(tmp_path)
+    code, _, err = run_cli(capsys, "evaluate", "mipr", run, "--trec-order", "rank")
+    assert code == 0
+    assert f"note: {run} is ordered by its rank column (--trec-order rank); its scores disagree for 3 queries." in err
+    by_rank = scores_of(capsys, "evaluate", "mipr", run, "--trec-order", "rank")
+    assert by_rank == scores_of(capsys, "evaluate", "mipr", EMBEDDING) != scores_of(capsys, "evaluate", "mipr", run)
 
 
 def test_judgments_that_change_the_means_are_noted(capsys, tmp_path):

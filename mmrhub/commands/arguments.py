@@ -4,6 +4,7 @@ import argparse
 from dataclasses import replace
 
 from mmrhub.scoring.request import ScoringRequest
+from mmrhub.scoring.run_trec import ORDERS
 
 
 def add_scoring_arguments(parser, benchmark) -> None:
@@ -31,6 +32,14 @@ def add_scoring_arguments(parser, benchmark) -> None:
         help="set aside entries of queries that are not the benchmark's (e.g. another track's rows in a Kaggle "
         "file), saying how many; without it they are an error",
     )
+    parser.add_argument(
+        "--trec-order",
+        choices=ORDERS,
+        default="score",
+        help="how a TREC run's lines are ordered within a query: 'score' (default) as trec_eval orders them, score "
+        "descending then docid descending, the rank column ignored; 'rank': by the rank column (JSON runs keep their "
+        "list order, which is their ranking; dict runs are ordered as trec_eval orders them)",
+    )
     parser.add_argument("--json", metavar="OUT", help="also write every value (in [0, 1], aggregate and per query)")
     parser.set_defaults(benchmark=benchmark)
 
@@ -54,6 +63,7 @@ def scoring_request(args, runs=(), **fields) -> ScoringRequest:
         oracle_options=oracle,
         breakdown=getattr(args, "breakdown", False),
         ignore_unknown_queries=args.ignore_unknown_queries,
+        trec_order=args.trec_order,
     )
     return replace(request, **fields)
 

@@ -20,7 +20,10 @@ from mmrhub.scoring.tables import write_json
 
 def register(subparsers) -> None:
     """Add ``evaluate`` and its per-benchmark subcommands."""
-    parser = subparsers.add_parser("evaluate", help="score run files (official JSON, TREC, M2KR Kaggle CSV): one table")
+    parser = subparsers.add_parser(
+        "evaluate", help="score run files (official JSON, dict JSON as ranx writes it, TREC, M2KR Kaggle CSV; '-': "
+        "standard input): one table"
+    )
     benchmarks = parser.add_subparsers(dest="benchmark_name", required=True, metavar="{mipr,m2kr}")
     for benchmark in BENCHMARKS.values():
         sub = benchmarks.add_parser(benchmark.name, help=f"score {benchmark.title} runs")
@@ -28,8 +31,8 @@ def register(subparsers) -> None:
             "runs",
             nargs="*",
             metavar="RUN",
-            help="run files, each a row (default: the runs shipped with the data, e.g. MIPR's two baselines, with "
-            "the first one's oracle row: the seed's table)",
+            help="run files, each a row; '-' reads one from standard input (default: the runs shipped with the data, "
+            "e.g. MIPR's two baselines, with the first one's oracle row: the seed's table)",
         )
         sub.add_argument("--name", action="append", help="a row's name, once per run (default: the file's stem)")
         sub.add_argument("--oracle", metavar="BASELINE", help="add the Candidate-pool Oracle row of this run's pools")

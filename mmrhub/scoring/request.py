@@ -21,6 +21,7 @@ class ScoringRequest:
     oracle_options: dict = field(default_factory=dict)  # the oracle's keywords
     breakdown: bool = False  # also the means per group (category, task)
     ignore_unknown_queries: bool = False  # set aside entries of queries that are not the benchmark's
+    trec_order: str = "score"  # TREC runs: 'score' (trec_eval's order) or 'rank' (the rank column)
 
     @property
     def sample(self) -> bool:

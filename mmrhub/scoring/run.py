@@ -8,9 +8,12 @@ from typing import Optional
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from mmrhub.scoring.run_bytes import STDIN_NAME
+
 MAX_LISTED = 20
 FORMATS = {
     "json": 'the official JSON ([{"qid": ..., "ranked": [{"did": ..., "score": ...}]}])',
+    "dict": "a dict run as ranx and pytrec_eval write it ({qid: {did: score}})",
     "trec": "TREC (qid Q0 docid rank score tag)",
     "kaggle": "the M2KR Kaggle CSV (question_id,passage_id with a JSON list of passage ids)",
 }
@@ -35,7 +38,8 @@ class Run:
 
     @property
     def name(self) -> str:
-        return Path(self.path).name.split(".")[0]
+        """The row's name: the file's stem, or 'stdin'."""
+        return "stdin" if self.path == STDIN_NAME else Path(self.path).name.split(".")[0]
 
     def origin(self, entry: int) -> str:
         if self.lines is None:

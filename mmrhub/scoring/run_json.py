@@ -2,7 +2,6 @@
 Python's json reads a refused file again to name the entry at fault."""
 
 import json
-import os
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -11,7 +10,6 @@ import pyarrow.json as paj
 from mmrhub.scoring.run import Run
 from mmrhub.scoring.run import RunError
 from mmrhub.scoring.run import zero_based_offsets
-from mmrhub.scoring.run_bytes import file_bytes
 
 
 _RANKED = pa.list_(pa.struct([("did", pa.string()), ("score", pa.float64())]))
@@ -19,15 +17,14 @@ _JSON_SCHEMA = pa.schema([("run", pa.list_(pa.struct([("qid", pa.string()), ("ra
 _JSON_PREFIX, _JSON_SUFFIX = b'{"run": ', b"}\n"
 
 
-def read_json(path: str, bom: int) -> Run:
-    # pyarrow reads JSON Lines; the whole array as the one field of one line is exactly that. The file is read
+def read_json(source, bom: int) -> Run:
+    """The official JSON run, each query in the order its list gives (the list is the ranking)."""
+    # pyarrow reads JSON Lines; the whole array as the one field of one line is exactly that. The run is read
     # once, into a buffer that already holds the wrapping, so the run costs its size plus its Arrow columns.
-    size = os.path.getsize(path) - bom
+    size = source.size(bom)
     wrapped = bytearray(len(_JSON_PREFIX) + size + len(_JSON_SUFFIX))
     wrapped[: len(_JSON_PREFIX)], wrapped[len(wrapped) - len(_JSON_SUFFIX) :] = _JSON_PREFIX, _JSON_SUFFIX
-    with open(path, "rb") as handle:
-        handle.seek(bom)
-        handle.readinto(memoryview(wrapped)[len(_JSON_PREFIX) : len(_JSON_PREFIX) + size])
+    source.read_into(memoryview(wrapped)[len(_JSON_PREFIX) : len(_JSON_PREFIX) + size], bom)
     try:
         table = paj.read_json(
             pa.BufferReader(wrapped),
@@ -45,12 +42,12 @@ def read_json(path: str, bom: int) -> Run:
         dids = pc.struct_field(ranked.values, [0])
         if dids.null_count:
             raise pa.ArrowInvalid("null ids")
-    except pa.ArrowInvalid:
-        return _read_json_slowly(path, file_bytes(path, bom))
+    except pa.ArrowInvalid:  # numbers for ids, nulls, another shape: read again below, naming the entry
+        return _read_json_slowly(source.name, source.read(bom))
     scores = pc.struct_field(ranked.values, [1])
     offsets = zero_based_offsets(ranked)
-    return Run(path, "json", qids, pa.ListArray.from_arrays(offsets, dids), pa.ListArray.from_arrays(offsets, scores))
-
+    rankings = pa.ListArray.from_arrays(offsets, dids)
+    return Run(source.name, "json", qids, rankings, pa.ListArray.from_arrays(offsets, scores))
 
 
 def _read_json_slowly(path: str, data: bytes) -> Run:
@@ -60,29 +57,38 @@ def _read_json_slowly(path: str, data: bytes) -> Run:
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         line = f"line {err.lineno}: " if isinstance(err, json.JSONDecodeError) else ""
         raise RunError(f"{path}: {line}not valid JSON ({getattr(err, 'msg', err)})") from None
-    if not isinstance(entries, list):
-        raise RunError(f'{path}: expected a JSON array of {{"qid", "ranked"}} objects, got {type(entries).__name__}')
     query_ids, rankings, scores, problems = [], [], [], []
     for number, entry in enumerate(entries, 1):
         where = f"{path}: entry {number}"
         if not isinstance(entry, dict) or "qid" not in entry or "ranked" not in entry:
             raise RunError(f'{where}: expected an object with "qid" and "ranked"')
-        if not isinstance(entry["qid"], str):
-            raise RunError(f'{where}: "qid" must be a string, got {entry["qid"]!r}')
+        qid = _id(entry["qid"])
+        if qid is None:
+            raise RunError(f'{where}: "qid" must be a string or an integer, got {entry["qid"]!r}')
         if not isinstance(entry["ranked"], list):
-            raise RunError(f'{where} (query {entry["qid"]!r}): "ranked" must be a list')
-        for position, item in enumerate(entry["ranked"], 1):
-            if not isinstance(item, dict) or not isinstance(item.get("did"), str):
-                raise RunError(f'{where} (query {entry["qid"]!r}) position {position}: expected {{"did": "<id>", "score": <number>}}')
+            raise RunError(f'{where} (query {qid!r}): "ranked" must be a list')
+        dids = [_id(item.get("did")) if isinstance(item, dict) else None for item in entry["ranked"]]
+        if None in dids:
+            position = dids.index(None) + 1
+            raise RunError(f'{where} (query {qid!r}) position {position}: expected {{"did": "<id>", "score": <number>}}'
+                           f', got {entry["ranked"][position - 1]!r}')
         row_scores = [item.get("score") for item in entry["ranked"]]
         for position, score in enumerate(row_scores, 1):
             if not _is_number(score):
-                problems.append(f"query {entry['qid']!r} position {position} (entry {number}): score {score!r} is not a finite number")
-        query_ids.append(entry["qid"])
-        rankings.append([item["did"] for item in entry["ranked"]])
+                problems.append(f"query {qid!r} position {position} (entry {number}): score {score!r} is not a finite "
+                                "number")
+        query_ids.append(qid)
+        rankings.append(dids)
         scores.append([score if _is_number(score) else None for score in row_scores])
     return Run(path, "json", pa.array(query_ids, pa.string()), pa.array(rankings, pa.list_(pa.string())),
                pa.array(scores, pa.list_(pa.float64())), problems=problems)
+
+
+def _id(value):
+    """An id as a string: a JSON string, or an integer written as a number; None for anything else."""
+    if isinstance(value, str):
+        return value
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _is_number(value) -> bool:

@@ -13,15 +13,13 @@ import pyarrow.json as paj
 from mmrhub.scoring.run import Run
 from mmrhub.scoring.run import RunError
 from mmrhub.scoring.run import zero_based_offsets
-from mmrhub.scoring.run_bytes import file_bytes
 
 
 
-def read_kaggle(path: str, bom: int) -> Run:
+def read_kaggle(source, bom: int) -> Run:
     """M2KR Kaggle submission: ``question_id,passage_id`` (a JSON list of ids), with or without the header,
     with or without a pandas index column. pyarrow's CSV reader reads the cells and its JSON reader the lists."""
-    with open(path, "rb") as handle:
-        first = handle.read(1 << 16)[bom:].split(b"\n", 1)[0].decode("utf-8", "replace")
+    first = source.head()[bom:].split(b"\n", 1)[0].decode("utf-8", "replace")
     cells = next(csv.reader([first]), [])
     header = int([cell.strip().lower() for cell in cells][-2:] == ["question_id", "passage_id"])
     names = [f"column{i}" for i in range(len(cells))]
@@ -29,7 +27,7 @@ def read_kaggle(path: str, bom: int) -> Run:
     query_ids, rankings = [], []
     try:  # a block of rows at a time, so that only a block is held twice
         for rows in pacsv.open_csv(
-            path,
+            source.stream(),
             read_options=pacsv.ReadOptions(column_names=names, skip_rows=header, use_threads=False),
             parse_options=pacsv.ParseOptions(ignore_empty_lines=False),
             convert_options=pacsv.ConvertOptions(column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=False),
@@ -43,13 +41,13 @@ def read_kaggle(path: str, bom: int) -> Run:
         if len(ids) != len(qids) or ids.null_count or ids.values.null_count:
             raise pa.ArrowInvalid("not one list of ids per row")
     except pa.ArrowInvalid:  # numbers for ids, a blank or odd line, no row: read again below, naming the line
-        return _read_kaggle_slowly(path, bom)
+        return _read_kaggle_slowly(source.name, source.read(bom))
     lines = np.repeat(np.arange(1 + header, len(qids) + 1 + header, dtype=np.int32), np.diff(ids.offsets.to_numpy()))
-    return Run(path, "kaggle", qids, ids, None, pa.ListArray.from_arrays(ids.offsets, pa.array(lines)))
+    return Run(source.name, "kaggle", qids, ids, None, pa.ListArray.from_arrays(ids.offsets, pa.array(lines)))
 
 
-def _read_kaggle_slowly(path: str, bom: int) -> Run:
-    rows = list(csv.reader(file_bytes(path, bom).decode("utf-8", "replace").splitlines()))
+def _read_kaggle_slowly(path: str, data: bytes) -> Run:
+    rows = list(csv.reader(data.decode("utf-8", "replace").splitlines()))
     start = 1 if [cell.strip().lower() for cell in rows[0]][-2:] == ["question_id", "passage_id"] else 0
     width = len(rows[start - 1]) if start else len(rows[0])
     query_ids, rankings, lines = [], [], []

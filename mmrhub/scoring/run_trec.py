@@ -1,5 +1,6 @@
 """TREC runs (``qid Q0 docid rank score tag``), read column by column by pyarrow's CSV reader; odd lines are read
-again line by line to name the one at fault."""
+again line by line to name the one at fault. Each query is ordered as trec_eval orders it (score descending, then
+docid descending, the rank column ignored), or by its rank column on request."""
 
 import numpy as np
 import pyarrow as pa
@@ -8,21 +9,24 @@ import pyarrow.csv as pacsv
 
 from mmrhub.scoring.run import Run
 from mmrhub.scoring.run import RunError
-from mmrhub.scoring.run_bytes import file_bytes
+from mmrhub.scoring.run_order import in_trec_eval_order
+from mmrhub.scoring.run_order import single_precision
+from mmrhub.scoring.run_order import trec_eval_sort
 
 
+ORDERS = ("score", "rank")  # trec_eval's order; the rank column's
 _TREC_COLUMNS = ["qid", "q0", "docid", "rank", "score", "tag"]
 _TREC_TYPES = {"qid": pa.dictionary(pa.int32(), pa.string()), "q0": pa.string(), "docid": pa.string(), "rank": pa.int64(), "score": pa.float64(), "tag": pa.string()}
 
 
-def read_trec(path: str, bom: int) -> Run:
-    """``qid Q0 docid rank score tag`` lines; each query's entries are ordered by their rank column."""
-    with open(path, "rb") as handle:
-        first = handle.read(1 << 16)[bom:].split(b"\n", 1)[0]
+def read_trec(source, bom: int, order: str = "score") -> Run:
+    """``qid Q0 docid rank score tag`` lines; each query ordered as trec_eval orders it, or by its rank column
+    (``order='rank'``)."""
+    first = source.head()[bom:].split(b"\n", 1)[0]
     options = pacsv.ParseOptions(delimiter="\t" if b"\t" in first else " ", quote_char=False, ignore_empty_lines=False)
     try:  # pyarrow's reader streams the file (and skips a BOM); a blank or odd line sends it to the slow path
         table = pacsv.read_csv(
-            path,
+            source.stream(),
             read_options=pacsv.ReadOptions(column_names=_TREC_COLUMNS, use_threads=False),
             parse_options=options,
             convert_options=pacsv.ConvertOptions(
@@ -32,17 +36,18 @@ def read_trec(path: str, bom: int) -> Run:
         if any(table[name].null_count for name in table.column_names):
             raise pa.ArrowInvalid("nulls")
     except pa.ArrowInvalid:
-        return _read_trec_slowly(path, file_bytes(path, bom))
+        return _read_trec_slowly(source.name, source.read(bom), order)
     columns = table.columns
     del table
     for i, column in enumerate(columns):  # one column at a time, so a run is never held twice
         pa.default_memory_pool().release_unused()  # pyarrow's pool would keep freed memory from the OS
         columns[i] = column = column.combine_chunks()
     qids, dids, ranks, scores = columns
-    return _trec_run(path, qids, dids, ranks.to_numpy(), scores, np.arange(1, len(dids) + 1, dtype=np.int32))
+    lines = np.arange(1, len(dids) + 1, dtype=np.int32)
+    return _trec_run(source.name, qids, dids, ranks.to_numpy(), scores, lines, order)
 
 
-def _read_trec_slowly(path: str, data: bytes) -> Run:
+def _read_trec_slowly(path: str, data: bytes, order: str) -> Run:
     qids, dids, ranks, scores, lines = [], [], [], [], []
     for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
         fields = line.split()
@@ -61,34 +66,56 @@ def _read_trec_slowly(path: str, data: bytes) -> Run:
             raise RunError(f"{path}: line {number}: score {score!r} is not a number") from None
         qids.append(qid), dids.append(did), lines.append(number)
     return _trec_run(path, pa.array(qids, pa.string()), pa.array(dids, pa.string()), np.array(ranks, np.int64),
-                     pa.array(scores, pa.float64()), np.array(lines, np.int32))
+                     pa.array(scores, pa.float64()), np.array(lines, np.int32), order)
 
 
-def _trec_run(path, qids, dids, ranks, scores, lines) -> Run:
-    """Group lines by query (in order of first appearance), each query ordered by its rank column."""
+def _trec_run(path, qids, dids, ranks, scores, lines, order) -> Run:
+    """Group lines by query (in order of first appearance), each query in trec_eval's order or its rank column's."""
     encoded = pc.dictionary_encode(qids)  # codes in order of first appearance
     unique, query = encoded.dictionary, encoded.indices.to_numpy()
-    same_query = query[1:] == query[:-1]
-    if (query[1:] >= query[:-1]).all() and ((np.diff(ranks) > 0) | ~same_query).all():
-        order = None  # the usual file: grouped by query, in rank order; its columns are used as they are
-    else:
-        order = np.lexsort((ranks, query))
-        query, ranks, lines = query[order], ranks[order], lines[order]
-        dids, scores = pc.take(dids, pa.array(order)), pc.take(scores, pa.array(order))
-        same_query = query[1:] == query[:-1]
-    repeated = np.flatnonzero(same_query & (ranks[1:] == ranks[:-1]))
-    if len(repeated):
-        at = repeated[0] + 1
-        raise RunError(f"{path}: line {lines[at]}: query {unique[int(query[at])].as_py()!r} has rank {ranks[at]} twice")
+    sort = _rank_sort(query, ranks) if order == "rank" else _score_sort(encoded.indices, query, scores, dids)
+    if sort is not None:  # else the usual file: its columns are used as they are
+        query, ranks, lines = query[sort], ranks[sort], lines[sort]
+        dids, scores = pc.take(dids, pa.array(sort)), pc.take(scores, pa.array(sort))
+    if order == "rank":
+        repeated = np.flatnonzero((query[1:] == query[:-1]) & (ranks[1:] == ranks[:-1]))
+        if len(repeated):
+            at = repeated[0] + 1
+            qid = unique[int(query[at])].as_py()
+            raise RunError(f"{path}: line {lines[at]}: query {qid!r} has rank {ranks[at]} twice (--trec-order rank)")
     offsets = pa.array(np.concatenate([[0], np.cumsum(np.bincount(query, minlength=len(unique)))]), pa.int32())
     run = Run(path, "trec", unique, pa.ListArray.from_arrays(offsets, dids), pa.ListArray.from_arrays(offsets, scores),
               pa.ListArray.from_arrays(offsets, pa.array(lines)))
-    score = scores.to_numpy(zero_copy_only=False)  # TREC scores are never null
-    disagree = len(np.unique(query[1:][same_query & (score[1:] > score[:-1])]))
-    if disagree:
-        run.notes.append(
-            f"{disagree} queries of {path} have scores that disagree with their rank column: rank wins (the order "
-            "scored is the rank column's; pytrec_eval and trec_eval would order by score instead)."
-        )
+    run.notes += _disagreement(path, order, query, ranks, scores)
     return run
 
+
+def _rank_sort(query, ranks):
+    """None if the lines are grouped by query in rank order, else the indices that make them so."""
+    same_query = query[1:] == query[:-1]
+    if (query[1:] >= query[:-1]).all() and ((np.diff(ranks) > 0) | ~same_query).all():
+        return None
+    return np.lexsort((ranks, query))
+
+
+def _score_sort(codes, query, scores, dids):
+    """None if the lines are grouped by query in trec_eval's order without ties, else the indices of that order."""
+    score32 = single_precision(scores)
+    return None if in_trec_eval_order(query, score32) else trec_eval_sort(codes, score32, dids)
+
+
+def _disagreement(path, order, query, ranks, scores) -> list:
+    """The note, if any, on the queries where the column not followed disagrees with the order scored."""
+    if order == "rank":
+        score = scores.to_numpy(zero_copy_only=False)  # TREC scores are never null
+        wrong = score[1:] > score[:-1]
+    else:
+        wrong = ranks[1:] < ranks[:-1]  # a constant rank column agrees with any order
+    disagree = len(np.unique(query[1:][wrong & (query[1:] == query[:-1])]))
+    if not disagree:
+        return []
+    if order == "rank":
+        return [f"{path} is ordered by its rank column (--trec-order rank); its scores disagree for {disagree} "
+                "queries."]
+    return [f"{path} is ordered by score as trec_eval does; the rank column disagrees for {disagree} queries; pass "
+            "--trec-order rank to follow it."]

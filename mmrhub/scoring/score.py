@@ -17,6 +17,7 @@ from mmrhub.scoring.oracle import ORACLE_NAME
 from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.run import Run
 from mmrhub.scoring.run import RunError
+from mmrhub.scoring.run_bytes import STDIN
 from mmrhub.scoring.run_kaggle import restore_stripped_ids
 from mmrhub.scoring.run_reading import read_run
 from mmrhub.scoring.run_validation import check_pool
@@ -37,9 +38,11 @@ def load_truth(request: ScoringRequest) -> Truth:
     return request.benchmark.read_truth(request.folder)
 
 
-def read_valid_run(truth: Truth, path, ignore_unknown_queries: bool = False, title: str = "the benchmark"):
+def read_valid_run(
+    truth: Truth, path, ignore_unknown_queries: bool = False, trec_order: str = "score", title: str = "the benchmark"
+):
     """(run, its rankings aligned with ``truth.query_ids``); a RunError names every problem found."""
-    run = read_run(path)
+    run = read_run(path, trec_order)
     if run.format == "kaggle":
         restore_stripped_ids(run, truth.corpus_ids)
     if not ignore_unknown_queries:
@@ -86,13 +89,17 @@ def read_runs(request: ScoringRequest, truth: Truth) -> ReadRuns:
     repeated = sorted({name for name in request.names if request.names.count(name) > 1})
     if repeated:
         raise ValueError(f"--name {repeated[0]!r} is given twice: give each run its own name.")
+    if [*request.runs, *{request.oracle, request.rerank} - {None}].count(STDIN) > 1:
+        raise ValueError(f"standard input ('{STDIN}') can be read once: give it as one run at most.")
     rows = []
     read = {}  # by resolved path: a file named as a run and as the baseline is read once
 
     def read_once(path):
         key = Path(path).resolve()
         if key not in read:
-            read[key] = read_valid_run(truth, path, request.ignore_unknown_queries, request.benchmark.title)
+            read[key] = read_valid_run(
+                truth, path, request.ignore_unknown_queries, request.trec_order, request.benchmark.title
+            )
         return read[key]
 
     for index, path in enumerate(request.runs):
