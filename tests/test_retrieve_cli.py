@@ -72,12 +72,13 @@ def st_model(tmp_path_factory, sample_texts):
 
 def retrieve(tmp_path, *options, name="run.json"):
     """Run the script in-process; return the run path, parsed run and per-phase stats."""
-    from mmrhub.retrieve.options import build_parser
+    from mmrhub.commands.retrieve import build_parser
+    from mmrhub.commands.retrieve import retrieve_options
     from mmrhub.retrieve.pipeline import run
 
     output, stats = tmp_path / name, tmp_path / f"{name}.stats.json"
     argv = [*map(str, options), "--output", str(output), "--stats-json", str(stats), "--num-workers", "0"]
-    assert run(build_parser().parse_args(argv)) == 0
+    assert run(retrieve_options(build_parser().parse_args(argv))) == 0
     return output, json.loads(output.read_text()), json.loads(stats.read_text())
 
 
