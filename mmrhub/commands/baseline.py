@@ -29,7 +29,9 @@ def register(subparsers):
     )
     add_data_arguments(parser)
     parser.add_argument("--output-dir", default="runs", help="where both runs are written (default: runs)")
-    parser.add_argument("--top-k", type=int, default=50, help="candidates retrieved per query (default 50, as the seed)")
+    parser.add_argument(
+        "--top-k", type=int, default=50, help="candidates retrieved per query (default 50, as the seed)"
+    )
     embedding = parser.add_argument_group("embedding model")
     embedding.add_argument("--embedding-model", default=DEFAULT_MODELS["sentence-transformers"],
                            help=f"Hub id or local folder (default: {DEFAULT_MODELS['sentence-transformers']})")

@@ -47,14 +47,20 @@ def add_reranker_arguments(group, batch_size: int = 16) -> None:
     """The reranker's options (all but --model); ``mmrhub baseline`` shares them with ``mmrhub rerank``."""
     group.add_argument("--revision", help="Hub revision (branch, tag or commit) of the reranker")
     add_dtype_argument(group)
-    group.add_argument("--max-length", type=int, help="max tokens of a (query, candidate) input (default: the model's)")
+    group.add_argument(
+        "--max-length", type=int, help="max tokens of a (query, candidate) input (default: the model's)"
+    )
     group.add_argument("--prompt", help="instruction given to the reranker (default: the model's own)")
-    group.add_argument("--batch-size", type=int, default=batch_size, help=f"pairs per forward pass (default {batch_size})")
+    group.add_argument(
+        "--batch-size", type=int, default=batch_size, help=f"pairs per forward pass (default {batch_size})"
+    )
     group.add_argument("--top-n", type=int, help="rerank only the first N candidates of each pool; the rest keep "
                        "their baseline order after them (default: the whole pool)")
     add_device_arguments(group)
-    group.add_argument("--chunk-queries", type=int, default=64,
-                       help="queries per cached chunk of scores: an interrupted rerank resumes at the last chunk written")
+    group.add_argument(
+        "--chunk-queries", type=int, default=64,
+        help="queries per cached chunk of scores: an interrupted rerank resumes at the last chunk written",
+    )
     add_cache_arguments(group, "pair score", "$HF_HOME/mmrhub/rerank")
 
 

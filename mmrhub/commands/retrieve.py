@@ -57,7 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def build_parser() -> argparse.ArgumentParser:
     """The standalone parser of ``scripts/embed_retrieve.py``."""
     parser = argparse.ArgumentParser(
-        prog="embed_retrieve.py", description="Embed queries and corpus, retrieve the exact top-k, write and score the run."
+        prog="embed_retrieve.py",
+        description="Embed queries and corpus, retrieve the exact top-k, write and score the run.",
     )
     return add_arguments(parser)
 

@@ -41,7 +41,8 @@ def setup(device=None) -> Context:
     if device.type == "cuda":
         torch.cuda.set_device(device)
     if world_size > 1 and not dist.is_initialized():
-        dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo", device_id=device if device.type == "cuda" else None)
+        cuda = device.type == "cuda"
+        dist.init_process_group(backend="nccl" if cuda else "gloo", device_id=device if cuda else None)
     return Context(rank=rank, world_size=world_size, device=device)
 
 

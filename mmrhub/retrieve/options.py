@@ -8,7 +8,10 @@ from pathlib import Path
 from mmrhub.retrieve.naming import default_output
 
 BACKENDS = ("sentence-transformers", "transformers")
-DEFAULT_MODELS = {"sentence-transformers": "Qwen/Qwen3-VL-Embedding-2B", "transformers": "openai/clip-vit-large-patch14"}
+DEFAULT_MODELS = {
+    "sentence-transformers": "Qwen/Qwen3-VL-Embedding-2B",
+    "transformers": "openai/clip-vit-large-patch14",
+}
 DEFAULT_RERANKER = "Qwen/Qwen3-VL-Reranker-2B"
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 SEARCHES = ("torch", "faiss")

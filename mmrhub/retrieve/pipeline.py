@@ -101,7 +101,8 @@ def _run(options: RetrieveOptions, context) -> int:
         phases.say(f"CUDA is not available: running on CPU ({dtype}, {torch.get_num_threads()} threads)."
                    if not torch.cuda.is_available() else f"Running on CPU ({dtype}) as asked.")
     else:
-        phases.say(f"Running on {torch.cuda.get_device_name(context.device)} ({dtype}), {context.world_size} process(es).")
+        name = torch.cuda.get_device_name(context.device)
+        phases.say(f"Running on {name} ({dtype}), {context.world_size} process(es).")
 
     data = options.data
     benchmark = data.benchmark
