@@ -6,14 +6,13 @@ scripts/embed_retrieve.py ...`` or ``accelerate launch scripts/embed_retrieve.py
 
 import sys
 
-from mmrhub.retrieve.options import build_parser
+from mmrhub.commands.retrieve import build_parser
+from mmrhub.commands.retrieve import run
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
-    from mmrhub.retrieve.pipeline import run
-
-    return run(args)
+    """Parse ``argv`` and run the pipeline."""
+    return run(build_parser().parse_args(argv))
 
 
 if __name__ == "__main__":

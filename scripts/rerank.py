@@ -6,14 +6,13 @@ or ``accelerate launch scripts/rerank.py ...``.
 
 import sys
 
-from mmrhub.retrieve.rerank_options import build_parser
+from mmrhub.commands.rerank import build_parser
+from mmrhub.commands.rerank import run
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
-    from mmrhub.retrieve.rerank import run
-
-    return run(args)
+    """Parse ``argv`` and rerank."""
+    return run(build_parser().parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -28,12 +28,13 @@ def reranker(tmp_path_factory):
 
 def rerank(tmp_path, *options, name="run.json"):
     """Run the script in-process; return the parsed run and per-phase stats."""
+    from mmrhub.commands.rerank import build_parser
+    from mmrhub.commands.rerank import rerank_options
     from mmrhub.retrieve.rerank import run
-    from mmrhub.retrieve.rerank_options import build_parser
 
     output, stats = tmp_path / name, tmp_path / f"{name}.stats.json"
     argv = [*map(str, options), "--output", str(output), "--stats-json", str(stats), "--num-workers", "0"]
-    assert run(build_parser().parse_args(argv)) == 0
+    assert run(rerank_options(build_parser().parse_args(argv))) == 0
     return json.loads(output.read_text()), json.loads(stats.read_text())
 
 

@@ -42,7 +42,8 @@ def mipr_dir(tmp_path_factory):
     corpus = read_jsonl(folder / "mipr_corpus.jsonl")
     queries = read_jsonl(folder / "mipr_query.jsonl")
     item = corpus[len(corpus) // 2]
-    shutil.copy(folder / "images" / "product_images" / item["pict_url"], folder / "images" / "query_images" / "self.jpg")
+    images = folder / "images"
+    shutil.copy(images / "product_images" / item["pict_url"], images / "query_images" / "self.jpg")
     queries.append({"idx": SELF_QUERY, "query": item["title"], "image_url": "self.jpg"})
     queries.append({"idx": IMAGE_ONLY_QUERY, "query": "", "image_url": queries[0]["image_url"]})
     write_jsonl(folder / "mipr_query.jsonl", queries)
@@ -72,12 +73,13 @@ def st_model(tmp_path_factory, sample_texts):
 
 def retrieve(tmp_path, *options, name="run.json"):
     """Run the script in-process; return the run path, parsed run and per-phase stats."""
-    from mmrhub.retrieve.options import build_parser
+    from mmrhub.commands.retrieve import build_parser
+    from mmrhub.commands.retrieve import retrieve_options
     from mmrhub.retrieve.pipeline import run
 
     output, stats = tmp_path / name, tmp_path / f"{name}.stats.json"
     argv = [*map(str, options), "--output", str(output), "--stats-json", str(stats), "--num-workers", "0"]
-    assert run(build_parser().parse_args(argv)) == 0
+    assert run(retrieve_options(build_parser().parse_args(argv))) == 0
     return output, json.loads(output.read_text()), json.loads(stats.read_text())
 
 
@@ -165,7 +167,8 @@ def test_unknown_candidate_is_reported(tmp_path, clip_model):
     baseline[2]["ranked"][3]["did"] = "no-such-item"
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(baseline))
-    with pytest.raises(ValueError, match=rf"query '{baseline[2]['qid']}' position 4 \(entry 3\): 'no-such-item' is not in the corpus"):
+    message = rf"query '{baseline[2]['qid']}' position 4 \(entry 3\): 'no-such-item' is not in the corpus"
+    with pytest.raises(ValueError, match=message):
         retrieve(tmp_path, "mipr", "--backend", "transformers", "--model", clip_model, "--candidates", path)
 
 
@@ -193,8 +196,8 @@ def test_two_processes_give_the_same_run_as_one(tmp_path, mipr_dir, clip_model):
     subprocess.run([sys.executable, str(SCRIPT), *options, "--output", str(single)], check=True, env=env,
                    capture_output=True)
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
-    done = subprocess.run([*torchrun, str(SCRIPT), *options, "--output", str(double)], env=env, capture_output=True, timeout=300,
-                          text=True)
+    done = subprocess.run([*torchrun, str(SCRIPT), *options, "--output", str(double)], env=env, capture_output=True,
+                          timeout=300, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "(2 process(es))" in done.stdout
     assert double.read_bytes() == single.read_bytes()

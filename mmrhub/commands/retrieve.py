@@ -1,9 +1,70 @@
-"""``mmrhub retrieve``: embed, retrieve and score (torch is imported only when the command runs)."""
+"""``mmrhub retrieve`` and ``scripts/embed_retrieve.py``: embed, retrieve and score (torch imported only in run)."""
 
-from mmrhub.retrieve.options import add_arguments
+import argparse
+
+from mmrhub.commands.model_arguments import add_cache_arguments
+from mmrhub.commands.model_arguments import add_data_arguments
+from mmrhub.commands.model_arguments import add_device_arguments
+from mmrhub.commands.model_arguments import add_dtype_argument
+from mmrhub.commands.model_arguments import add_output_argument
+from mmrhub.commands.model_arguments import add_run_file_arguments
+from mmrhub.commands.model_arguments import data_options
+from mmrhub.commands.model_arguments import output_options
+from mmrhub.commands.model_arguments import run_options
+from mmrhub.retrieve.options import BACKENDS
+from mmrhub.retrieve.options import DEFAULT_MODELS
+from mmrhub.retrieve.options import SEARCHES
+from mmrhub.retrieve.options import RetrieveOptions
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Every argument of ``retrieve``."""
+    add_data_arguments(parser)
+    add_output_argument(parser)
+
+    model = parser.add_argument_group("model")
+    model.add_argument("--backend", choices=BACKENDS, default="sentence-transformers")
+    model.add_argument(
+        "--model", help=f"Hub id or local folder (default: {DEFAULT_MODELS['sentence-transformers']} for "
+        f"sentence-transformers, {DEFAULT_MODELS['transformers']} for transformers)"
+    )
+    model.add_argument("--revision", help="Hub revision (branch, tag or commit) of --model")
+    add_dtype_argument(model)
+    model.add_argument("--max-length", type=int, help="max text tokens (default: the model's own limit)")
+    model.add_argument(
+        "--text-weight", type=float, default=0.5,
+        help="fusion of separate image and text vectors: normalize((1-w)*image + w*text); image-only inputs use the "
+        "image vector (default 0.5; unused by models that embed image+text as one input)",
+    )
+    model.add_argument("--query-prompt", help="prompt prepended to queries (default: the model's own query prompt)")
+    model.add_argument("--batch-size", type=int, default=32)
+    add_device_arguments(model)
+
+    search = parser.add_argument_group("search")
+    search.add_argument("--top-k", type=int, default=100)
+    search.add_argument("--search", choices=SEARCHES, default="torch", help="exact top-k engine (faiss: IndexFlatIP)")
+    search.add_argument(
+        "--candidates", metavar="BASELINE",
+        help="rerank setting: a run file (e.g. MIPR's <data>/baseline/qwen3_vl_embedding_8b_top50.json) whose "
+        "ranked items are each query's candidate pool",
+    )
+
+    add_cache_arguments(parser.add_argument_group("cache"), "corpus embedding", "$HF_HOME/mmrhub/embeddings")
+    add_run_file_arguments(parser)
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The standalone parser of ``scripts/embed_retrieve.py``."""
+    parser = argparse.ArgumentParser(
+        prog="embed_retrieve.py",
+        description="Embed queries and corpus, retrieve the exact top-k, write and score the run.",
+    )
+    return add_arguments(parser)
 
 
 def register(subparsers):
+    """Add ``retrieve``."""
     parser = subparsers.add_parser(
         "retrieve", help="embed queries and corpus with a model, retrieve the exact top-k, write and score the run"
     )
@@ -11,7 +72,28 @@ def register(subparsers):
     parser.set_defaults(func=run)
 
 
+def retrieve_options(args) -> RetrieveOptions:
+    """The RetrieveOptions the parsed arguments describe (--model defaults to the backend's model)."""
+    return RetrieveOptions(
+        data=data_options(args),
+        model=args.model or DEFAULT_MODELS[args.backend],
+        backend=args.backend,
+        revision=args.revision,
+        max_length=args.max_length,
+        text_weight=args.text_weight,
+        query_prompt=args.query_prompt,
+        batch_size=args.batch_size,
+        top_k=args.top_k,
+        search=args.search,
+        candidates=args.candidates,
+        runtime=run_options(args),
+        output=output_options(args),
+    )
+
+
 def run(args) -> int:
+    """Embed, retrieve, write and score."""
+    options = retrieve_options(args)
     from mmrhub.retrieve.pipeline import run as run_pipeline
 
-    return run_pipeline(args)
+    return run_pipeline(options)

@@ -1,4 +1,6 @@
-"""Embed, retrieve and score: the code behind ``mmrhub retrieve`` and ``scripts/embed_retrieve.py``.
+"""Embed, retrieve, rerank and score: the library behind ``mmrhub retrieve``, ``rerank`` and ``baseline``.
 
-``options`` is torch-free; every other module here needs the ``retrieve`` extra (torch and friends).
+The commands fill the frozen options of ``options`` and call ``pipeline.run`` or ``rerank.run``. ``options`` and
+``naming`` are torch-free; every other module here needs the ``retrieve`` extra (torch and friends). Nothing here
+imports ``mmrhub.benchmarks`` or ``mmrhub.commands``: the benchmark's declaration comes in the options.
 """

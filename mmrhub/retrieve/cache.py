@@ -13,17 +13,21 @@ import numpy as np
 
 
 def default_dir() -> Path:
+    """``$HF_HOME/mmrhub/embeddings``."""
     from huggingface_hub import constants
 
     return Path(constants.HF_HOME) / "mmrhub" / "embeddings"
 
 
 def cache_key(encoder_identity: dict, data_fingerprint: str) -> str:
+    """A folder name: the hash of what produced the cached values (model and options) and of the data."""
     material = json.dumps({"encoder": encoder_identity, "data": data_fingerprint}, sort_keys=True)
     return hashlib.sha256(material.encode()).hexdigest()[:24]
 
 
 class EmbeddingCache:
+    """The corpus embeddings of one encoder on one corpus, in their own folder under ``cache_dir``."""
+
     def __init__(self, cache_dir, encoder_identity: dict, data_fingerprint: str, num_items: int):
         self.manifest = {
             "encoder": encoder_identity,

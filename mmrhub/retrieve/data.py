@@ -1,31 +1,41 @@
 """Queries and corpus of a benchmark, loaded through its builder, read lazily by DataLoader workers."""
 
 import hashlib
+from dataclasses import dataclass
 
 import torch
 
 from mmrhub.retrieve import distributed
+from mmrhub.retrieve.options import DataOptions
 
 
-def load_side(benchmark, side: str, data_dir=None, split=None, images_dir=None):
-    """The queries or corpus ``Dataset`` of a benchmark (bundled sample without ``data_dir``) and its Side;
-    ``images_dir``: M2KR's archives, if kept elsewhere."""
+@dataclass(frozen=True)
+class LoadedSide:
+    """The queries or the corpus as loaded: its ``Dataset``, its declaration (a benchmark Side) and its ids."""
+
+    dataset: object
+    table: object
+    ids: list  # a plain list: indexing a datasets Column costs a formatting call per item
+
+
+def load_side(data: DataOptions, side: str) -> LoadedSide:
+    """The queries or corpus of ``data.benchmark`` (``side``: "queries" or "corpus"), through its builder."""
+    benchmark = data.benchmark
     table = getattr(benchmark, side)
-    data_dir = str(data_dir or benchmark.sample_dir)
-    options = benchmark.builder_options(images_dir=images_dir)
-    dataset = benchmark.builder().load(table.config, data_dir=data_dir, split=split or benchmark.split, **options)
-    return dataset, table
+    options = benchmark.builder_options(images_dir=data.images_dir)
+    dataset = benchmark.builder().load(table.config, data_dir=data.folder, split=data.split or benchmark.split,
+                                       **options)
+    return LoadedSide(dataset, table, list(dataset[table.id_column]))
 
 
-def load_both_sides(benchmark, args, context):
-    """(queries, their Side, corpus, its Side); rank 0 prepares the builders' caches, the other ranks then read them."""
+def load_both_sides(data: DataOptions, context):
+    """(queries, corpus) as LoadedSides; rank 0 prepares the builders' caches, the other ranks then read them."""
     if not context.is_main:
         distributed.barrier(context)
-    queries, query_table = load_side(benchmark, "queries", args.data_dir, args.split, args.images_dir)
-    corpus, corpus_table = load_side(benchmark, "corpus", args.data_dir, args.split, args.images_dir)
+    queries, corpus = load_side(data, "queries"), load_side(data, "corpus")
     if context.is_main:
         distributed.barrier(context)
-    return queries, query_table, corpus, corpus_table
+    return queries, corpus
 
 
 def fingerprint(dataset, table) -> str:

@@ -13,16 +13,20 @@ import torch.distributed as dist
 
 @dataclass
 class Context:
+    """This process's rank among ``world_size`` and its device."""
+
     rank: int = 0
     world_size: int = 1
     device: torch.device = torch.device("cpu")
 
     @property
     def is_main(self) -> bool:
+        """Rank 0: the process that reads the judgments, searches and writes."""
         return self.rank == 0
 
     @property
     def distributed(self) -> bool:
+        """More than one process."""
         return self.world_size > 1
 
 
@@ -37,27 +41,31 @@ def setup(device=None) -> Context:
     if device.type == "cuda":
         torch.cuda.set_device(device)
     if world_size > 1 and not dist.is_initialized():
-        dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo", device_id=device if device.type == "cuda" else None)
+        cuda = device.type == "cuda"
+        dist.init_process_group(backend="nccl" if cuda else "gloo", device_id=device if cuda else None)
     return Context(rank=rank, world_size=world_size, device=device)
 
 
-def launched(args, work):
-    """``work(args, context)`` in the process group the launcher set up (or alone), which is left afterwards."""
-    if args.num_workers:  # the tokenizers' own threads would fight the DataLoader workers
+def launched(runtime, work):
+    """``work(context)`` in the process group the launcher set up (or alone), which is left afterwards;
+    ``runtime``: the RunOptions (device, workers)."""
+    if runtime.num_workers:  # the tokenizers' own threads would fight the DataLoader workers
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    context = setup(args.device)
+    context = setup(runtime.device)
     try:
-        return work(args, context)
+        return work(context)
     finally:
         teardown(context)
 
 
 def teardown(context: Context):
+    """Leave the process group, if one was joined."""
     if context.distributed and dist.is_initialized():
         dist.destroy_process_group()
 
 
 def shard(dataset, context: Context):
+    """This rank's contiguous shard of ``dataset`` (all of it on one process)."""
     if not context.distributed:
         return dataset
     from datasets.distributed import split_dataset_by_node
@@ -89,5 +97,6 @@ def broadcast(value, context: Context):
 
 
 def barrier(context: Context):
+    """Wait for every rank (nothing on one process)."""
     if context.distributed:
         dist.barrier()

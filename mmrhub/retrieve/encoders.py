@@ -19,6 +19,7 @@ CORPUS = "corpus"
 
 
 def rgb(row_id, image):
+    """The item's image in RGB; an error naming the item when it has none."""
     if image is None:
         raise ValueError(f"item {row_id!r} has no image; every query and corpus item needs one.")
     return image if image.mode == "RGB" else image.convert("RGB")
@@ -108,11 +109,13 @@ class DualEncoder:
         }
 
     def collate(self, role: str):
+        """The DataLoader's collate for ``role``: the query prompt prepended to query texts."""
         prompt = self.query_prompt if role == QUERIES else None
         return DualCollate(self.tokenizer, self.image_processor, self.max_length, self.padding, prompt)
 
     @torch.inference_mode()
     def encode(self, batch, role: str) -> torch.Tensor:
+        """One collated batch -> (n, d) fused, normalised vectors on the device."""
         pixels = batch["pixel_values"].to(self.device, self.dtype, non_blocking=True)
         image = pooled(self.model.get_image_features(pixel_values=pixels))
         text = None
@@ -173,6 +176,7 @@ class SentenceTransformersEncoder:
         }
 
     def collate(self, role: str):
+        """The DataLoader's collate: images only converted; the model preprocesses in ``encode``."""
         return PlainCollate()
 
     def _encode(self, inputs, role: str) -> torch.Tensor:
@@ -186,6 +190,7 @@ class SentenceTransformersEncoder:
 
     @torch.inference_mode()
     def encode(self, batch, role: str) -> torch.Tensor:
+        """One collated batch -> (n, d) normalised vectors: fused by the rule above, or embedded together."""
         texts, images = batch["texts"], batch["images"]
         has_text = torch.tensor([text is not None for text in texts], dtype=torch.bool)
         with_text = [i for i, text in enumerate(texts) if text is not None]
@@ -210,6 +215,7 @@ ENCODERS = {"transformers": DualEncoder, "sentence-transformers": SentenceTransf
 
 
 def build_encoder(backend: str, model_id: str, **options):
+    """The ``backend``'s encoder of ``model_id`` (a local folder by its absolute path); ``options``: its keywords."""
     if os.path.isdir(model_id):
         model_id = os.path.abspath(model_id)
     return ENCODERS[backend](model_id, **options)

@@ -8,7 +8,7 @@ _BLOCK = 8 << 20  # bytes read at a time while hashing
 
 
 def file_digest(path) -> str:
-    """sha256 of the whole file (about 1 GB/s): checkpoints that differ anywhere get different digests."""
+    """sha256 of the whole file: checkpoints that differ anywhere get different digests."""
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         while block := f.read(_BLOCK):

@@ -1,64 +1,104 @@
-"""Command-line options of ``mmrhub retrieve`` / ``scripts/embed_retrieve.py``. Imports nothing heavy."""
+"""What ``retrieve`` and ``rerank`` are asked to do, as frozen dataclasses the commands fill. Imports nothing heavy."""
 
-import argparse
 import os
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
 
-from mmrhub.benchmarks import BENCHMARKS
+from mmrhub.retrieve.naming import default_output
 
 BACKENDS = ("sentence-transformers", "transformers")
-DEFAULT_MODELS = {"sentence-transformers": "Qwen/Qwen3-VL-Embedding-2B", "transformers": "openai/clip-vit-large-patch14"}
+DEFAULT_MODELS = {
+    "sentence-transformers": "Qwen/Qwen3-VL-Embedding-2B",
+    "transformers": "openai/clip-vit-large-patch14",
+}
+DEFAULT_RERANKER = "Qwen/Qwen3-VL-Reranker-2B"
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 SEARCHES = ("torch", "faiss")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    parser.add_argument("benchmark", choices=list(BENCHMARKS))
-    parser.add_argument("--data-dir", help="the benchmark's data folder or URL (default: the bundled sample)")
-    parser.add_argument("--split", help="split to load (default: the benchmark's own, test / train)")
-    parser.add_argument("--images-dir", help="M2KR: the folder of the image archives, if not DATA_DIR/images or DATA_DIR")
-    parser.add_argument("--output", "-o", help="run file to write (default: runs/<benchmark>_<model>.json)")
-
-    model = parser.add_argument_group("model")
-    model.add_argument("--backend", choices=BACKENDS, default="sentence-transformers")
-    model.add_argument(
-        "--model", help=f"Hub id or local folder (default: {DEFAULT_MODELS['sentence-transformers']} for "
-        f"sentence-transformers, {DEFAULT_MODELS['transformers']} for transformers)"
-    )
-    model.add_argument("--revision", help="Hub revision (branch, tag or commit) of --model")
-    model.add_argument("--dtype", choices=DTYPES, default="auto", help="auto: bfloat16 on CUDA, float32 on CPU")
-    model.add_argument("--max-length", type=int, help="max text tokens (default: the model's own limit)")
-    model.add_argument(
-        "--text-weight", type=float, default=0.5,
-        help="fusion of separate image and text vectors: normalize((1-w)*image + w*text); image-only inputs use the "
-        "image vector (default 0.5; unused by models that embed image+text as one input)",
-    )
-    model.add_argument("--query-prompt", help="prompt prepended to queries (default: the model's own query prompt)")
-    model.add_argument("--batch-size", type=int, default=32)
-    model.add_argument(
-        "--num-workers", type=int, default=min(4, os.cpu_count() or 1),
-        help="DataLoader workers decoding images (default: 4, or fewer on a smaller machine)",
-    )
-    model.add_argument("--device", help="default: cuda:<local rank> when CUDA is available, else cpu")
-
-    search = parser.add_argument_group("search")
-    search.add_argument("--top-k", type=int, default=100)
-    search.add_argument("--search", choices=SEARCHES, default="torch", help="exact top-k engine (faiss: IndexFlatIP)")
-    search.add_argument(
-        "--candidates", metavar="BASELINE",
-        help="rerank setting: a run file (e.g. MIPR's <data>/baseline/qwen3_vl_embedding_8b_top50.json) whose "
-        "ranked items are each query's candidate pool",
-    )
-
-    cache = parser.add_argument_group("cache")
-    cache.add_argument("--cache-dir", help="corpus embedding cache (default: $HF_HOME/mmrhub/embeddings)")
-    cache.add_argument("--no-cache", action="store_true", help="neither read nor write cached corpus embeddings")
-    parser.add_argument("--no-eval", action="store_true", help="write the run without scoring it")
-    parser.add_argument("--stats-json", metavar="PATH", help="also write per-phase timings as JSON")
-    return parser
+def default_num_workers() -> int:
+    """DataLoader workers decoding images: 4, or fewer on a smaller machine."""
+    return min(4, os.cpu_count() or 1)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="embed_retrieve.py", description="Embed queries and corpus, retrieve the exact top-k, write and score the run."
-    )
-    return add_arguments(parser)
+@dataclass(frozen=True)
+class DataOptions:
+    """Which data to load: the benchmark's declaration, its folder (bundled sample if None), split, M2KR archives."""
+
+    benchmark: object  # a mmrhub.benchmarks Benchmark, looked up by the command
+    data_dir: str | None = None
+    split: str | None = None
+    images_dir: str | None = None
+
+    @property
+    def folder(self) -> str:
+        """The data folder to read: ``data_dir``, else the benchmark's bundled sample."""
+        return str(self.data_dir or self.benchmark.sample_dir)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Where the model runs (device, dtype), how many workers feed it, and where its results are cached."""
+
+    device: str | None = None  # None: cuda:<local rank> when CUDA is available, else cpu
+    dtype: str = "auto"  # one of DTYPES; auto: bfloat16 on CUDA, float32 on CPU
+    num_workers: int = field(default_factory=default_num_workers)
+    cache_dir: str | None = None  # None: the cache's own folder under $HF_HOME/mmrhub
+    use_cache: bool = True
+
+
+@dataclass(frozen=True)
+class OutputOptions:
+    """Where the run is written, whether it is scored, and where per-phase timings go."""
+
+    path: str | None = None  # None: runs/<benchmark>_<model>.json
+    score: bool = True
+    stats_json: str | None = None
+
+    def run_path(self, benchmark_name: str, model_id: str) -> Path:
+        """``path``, else ``runs/<benchmark>_<last part of the model id>.json``."""
+        return Path(self.path) if self.path else default_output(benchmark_name, model_id)
+
+
+@dataclass(frozen=True)
+class RetrieveOptions:
+    """Embed queries and corpus with ``model``, retrieve the exact top-k (or rank ``candidates`` pools)."""
+
+    data: DataOptions
+    model: str  # Hub id or local folder
+    backend: str = "sentence-transformers"  # one of BACKENDS
+    revision: str | None = None
+    max_length: int | None = None  # max text tokens; None: the model's own limit
+    text_weight: float = 0.5  # fusion of separate image and text vectors
+    query_prompt: str | None = None  # None: the model's own query prompt
+    batch_size: int = 32
+    top_k: int = 100
+    search: str = "torch"  # one of SEARCHES
+    candidates: str | None = None  # a baseline run whose ranked items are each query's pool
+    runtime: RunOptions = field(default_factory=RunOptions)
+    output: OutputOptions = field(default_factory=OutputOptions)
+
+
+@dataclass(frozen=True)
+class RerankOptions:
+    """Rerank the pools of the ``candidates`` run with the cross-encoder ``model``."""
+
+    data: DataOptions
+    candidates: str
+    model: str = DEFAULT_RERANKER
+    revision: str | None = None
+    max_length: int | None = None  # max tokens of a (query, candidate) input; None: the model's
+    prompt: str | None = None  # None: the model's own instruction
+    batch_size: int = 16  # pairs per forward pass
+    top_n: int | None = None  # None: the whole pool
+    chunk_queries: int = 64  # queries per cached chunk of scores
+    runtime: RunOptions = field(default_factory=RunOptions)
+    output: OutputOptions = field(default_factory=OutputOptions)
+
+    def __post_init__(self):
+        for name in ("batch_size", "chunk_queries", "top_n"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"--{name.replace('_', '-')} {value}: must be at least 1.")
+

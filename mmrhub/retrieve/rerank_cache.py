@@ -15,12 +15,15 @@ from mmrhub.retrieve.cache import cache_key
 
 
 def default_dir() -> Path:
+    """``$HF_HOME/mmrhub/rerank``."""
     from huggingface_hub import constants
 
     return Path(constants.HF_HOME) / "mmrhub" / "rerank"
 
 
 class ScoreCache:
+    """The pair scores of one reranker on one benchmark's data, chunk by chunk, under ``cache_dir``."""
+
     def __init__(self, cache_dir, reranker_identity: dict, data_fingerprint: str):
         self.folder = Path(cache_dir or default_dir()) / cache_key(reranker_identity, data_fingerprint)
         self.manifest = {"encoder": reranker_identity, "data": data_fingerprint}

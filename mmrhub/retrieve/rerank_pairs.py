@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 @dataclass
 class Chunk:
+    """Consecutive queries' (query, candidate) pairs: the unit of batching, sharding and caching."""
+
     first_query: int  # row of its first query
     pairs: list  # (query row, corpus row), query by query, each pool in baseline order
 

@@ -35,6 +35,7 @@ class PairItems(torch.utils.data.Dataset):
 
 
 def model_input(row):
+    """An (id, text, image) row as the CrossEncoder takes it: image + text, or the image alone."""
     row_id, text, image = row
     image = rgb(row_id, image)
     return {"image": image, "text": text} if text else image
@@ -53,6 +54,8 @@ class PairCollate:
 
 
 class Reranker:
+    """A sentence-transformers CrossEncoder on image + text pairs, with the identity its cached scores are keyed by."""
+
     def __init__(self, model_id, revision=None, device="cpu", dtype=torch.float32, max_length=None, prompt=None):
         from sentence_transformers import CrossEncoder
 
@@ -76,6 +79,7 @@ class Reranker:
         }
 
     def collate(self):
+        """The DataLoader's collate: the model's preprocessing, run in the workers."""
         # The prompt predict() would use: ours, else the model's default one.
         return PairCollate(self.model, self.model._resolve_prompt(self.prompt, None))
 

@@ -65,7 +65,8 @@ def exact_topk(queries: torch.Tensor, corpus: torch.Tensor, k: int, block_bytes=
     with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
         torch.set_num_threads(1)
         try:
-            parts = list(pool.map(lambda part: _exact_topk(part, corpus, k, block_bytes), queries.tensor_split(workers)))
+            parts = queries.tensor_split(workers)
+            parts = list(pool.map(lambda part: _exact_topk(part, corpus, k, block_bytes), parts))
         finally:
             torch.set_num_threads(threads)
     return torch.cat([values for values, _ in parts]), torch.cat([indices for _, indices in parts])
