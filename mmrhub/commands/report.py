@@ -1,6 +1,8 @@
 """``mmrhub report {mipr,m2kr} RUN [RUN ...] -o report.html``: one self-contained HTML page of scores, plots and a
 gallery of queries with each run's top k as thumbnails. Needs the ``report`` extra (matplotlib)."""
 
+import sys
+
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.commands.arguments import add_build_arguments
 from mmrhub.commands.arguments import add_scoring_arguments
@@ -8,7 +10,9 @@ from mmrhub.commands.arguments import build_options
 from mmrhub.commands.arguments import scoring_request
 from mmrhub.scoring.output import json_payload
 from mmrhub.scoring.output import print_notes
+from mmrhub.scoring.output import sample_caption
 from mmrhub.scoring.score import load_truth
+from mmrhub.scoring.tables import table
 from mmrhub.scoring.tables import write_json
 
 
@@ -58,8 +62,11 @@ def run(args) -> int:
         builder_options=build_options(args.benchmark, args),
     )
     truth = load_truth(request.scoring)
-    page, rows = build_report(request, truth)
+    page, rows, missing = build_report(request, truth)
     print_notes(truth, rows)
+    if missing:
+        print(f"note: {missing}", file=sys.stderr)
+    print(table([(row.name, row.result) for row in rows]) + sample_caption(request.scoring, truth))
     output.write_text(page, encoding="utf-8")
     print(f"wrote {output} ({output.stat().st_size / 1e6:.1f} MB)")
     if args.json:
