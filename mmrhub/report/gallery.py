@@ -103,7 +103,7 @@ def _decode(benchmark, load, gallery: list) -> Decoded:
     for query in gallery:
         query.text, query.thumbnail = queries[query.query_id][0], thumbnail[f"query {query.query_id}"]
     failures = {shown_id: uri for shown_id, uri in thumbnail.items() if not isinstance(uri, str)}
-    return Decoded(len(distinct), hits, failures)
+    return Decoded(sum(reference is not None for reference in distinct), hits, failures)
 
 
 def _image_key(reference):

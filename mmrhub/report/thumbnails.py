@@ -23,8 +23,11 @@ THUMBNAIL_PX = 96
 JPEG_QUALITY = 75  # 96 px thumbnails of about 3-5 KB: a 50-query page stays well under 20 MB
 
 # Failure kinds: the page's one line counts images per kind.
-NOT_READ, MISSING, NOT_AN_IMAGE, TOO_LARGE, UNREADABLE = (
-    "not read", "missing", "not an image Pillow can read", "over Pillow's MAX_IMAGE_PIXELS", "unreadable")
+NOT_READ = "not read (--no-check-images reads no archive)"
+MISSING = "missing"
+NOT_AN_IMAGE = "not an image Pillow can read"
+TOO_LARGE = "over Pillow's MAX_IMAGE_PIXELS"
+UNREADABLE = "unreadable"
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ def data_uri(jpeg: bytes) -> str:
 def thumbnail(reference, cache: ThumbnailCache, size: int = THUMBNAIL_PX):
     """(data URI or Failure, whether the cache held it)."""
     if reference is None:
-        return Failure(NOT_READ, "no image was read (--no-check-images reads no archive)"), False
+        return Failure(NOT_READ, "no image was read: --no-check-images reads no archive"), False
     try:
         data = read_bytes(reference)
     except FileNotFoundError:
