@@ -34,16 +34,27 @@ def run_report(*argv) -> int:
 
 
 class Page(HTMLParser):
-    """The parts of a report the tests read: tables by id, gallery rows, images and item figures."""
+    """The parts of a report the tests read: tables by id, gallery rows, images (their sources looked up in the
+    page's thumbnail table, as its script does), placeholders, item figures, the notice and the visible text."""
 
     def __init__(self, text: str):
         super().__init__()
-        self.tables, self.queries, self.images, self.figures = {}, [], [], []
-        self._table = self._cell = None
+        self.tables, self.queries, self.images, self.figures, self.placeholders = {}, [], [], [], []
+        self.thumbnails, self.notice, self.text = "", "", ""
+        self._table = self._cell = self._hidden = None
         self.feed(text)
+        self.thumbnails = json.loads(self.thumbnails)
+        for image in self.images:
+            image["src"] = self.thumbnails[image["data-thumbnail"]]
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
+        if tag in ("script", "style", "svg"):
+            self._hidden = attrs.get("id") or tag
+        elif tag == "p" and attrs.get("id") == "missing-images":
+            self._hidden = "notice"
+        elif tag == "span" and attrs.get("class") == "placeholder":
+            self.placeholders.append(attrs)
         if tag == "table":
             self._table = self.tables.setdefault(attrs.get("id"), [])
         elif tag == "tr" and self._table is not None:
@@ -58,6 +69,8 @@ class Page(HTMLParser):
             self.figures.append(attrs["class"].split())
 
     def handle_endtag(self, tag):
+        if tag in ("script", "style", "svg", "p"):
+            self._hidden = None
         if tag in ("td", "th") and self._cell is not None:
             self._table[-1].append(self._cell.strip())
             self._cell = None
@@ -67,6 +80,12 @@ class Page(HTMLParser):
     def handle_data(self, data):
         if self._cell is not None:
             self._cell += data
+        if self._hidden == "thumbnails":
+            self.thumbnails += data
+        elif self._hidden == "notice":
+            self.notice += data
+        elif self._hidden is None:
+            self.text += data
 
 
 def markdown_rows(text: str) -> list:
@@ -188,15 +207,23 @@ def test_query_ids_pick_the_gallery(tmp_path, capsys):
         run_report("mipr", EMBEDDING, "-o", tmp_path / "x.html", "--query-ids", "2", "nope")
 
 
-def test_each_image_is_decoded_once(tmp_path, capsys, monkeypatch):
-    from mmrhub.report import gallery
+def count_decodes(monkeypatch) -> list:
+    """Every image ``shrink`` decodes, appended to the list returned."""
+    from mmrhub.report import thumbnails
 
-    decoded = []
-    real = gallery.thumbnail_uri
-    monkeypatch.setattr(gallery, "thumbnail_uri", lambda image: decoded.append(image.size) or real(image))
+    decoded, real = [], thumbnails.shrink
+    monkeypatch.setattr(thumbnails, "shrink", lambda data, size: decoded.append(len(data)) or real(data, size))
+    return decoded
+
+
+def test_each_image_is_decoded_once_and_written_once(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # an empty thumbnail cache
+    decoded = count_decodes(monkeypatch)
     page = mipr_report(tmp_path, capsys, "--queries", "2")
     distinct = {image["src"] for image in page.images}
     assert len(decoded) == len(distinct) < len(page.images)  # both runs rank some items: shown twice, decoded once
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert len(page.thumbnails) == len(distinct) and all(html.count(uri) == 1 for uri in distinct)
 
 
 def test_bad_runs_are_refused_as_evaluate_refuses_them(tmp_path, capsys):
@@ -214,6 +241,7 @@ def test_bad_runs_are_refused_as_evaluate_refuses_them(tmp_path, capsys):
             run_report("mipr", path, "-o", tmp_path / "r.html")
         assert refused == f"mmrhub evaluate: error: {error.value}\n"
         assert not (tmp_path / "r.html").exists()
+        assert capsys.readouterr().err == "mmrhub report: scoring 1 run(s)\n"  # its progress, nothing else
 
 
 def test_output_folder_must_exist(tmp_path):
@@ -240,12 +268,14 @@ def test_thumbnails_are_small_jpegs(tmp_path, capsys):
 
     from PIL import Image
 
-    from mmrhub.report.thumbnails import thumbnail_uri
+    from mmrhub.report.thumbnails import shrink
 
     def decode(uri):
         return Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1])))
 
-    shrunk = decode(thumbnail_uri(Image.new("RGBA", (400, 300), (200, 30, 30, 128))))
+    png = io.BytesIO()
+    Image.new("RGBA", (400, 300), (200, 30, 30, 128)).save(png, "PNG")
+    shrunk = Image.open(io.BytesIO(shrink(png.getvalue(), 96)))
     assert (shrunk.format, shrunk.mode, shrunk.size) == ("JPEG", "RGB", (96, 72))
     page = mipr_report(tmp_path, capsys, "--queries", "1")
     assert {decode(image["src"]).format for image in page.images} == {"JPEG"}

@@ -1,16 +1,22 @@
 """``mmrhub report {mipr,m2kr} RUN [RUN ...] -o report.html``: one self-contained HTML page of scores, plots and a
 gallery of queries with each run's top k as thumbnails. Needs the ``report`` extra (matplotlib)."""
 
+import sys
+
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.commands.arguments import add_build_arguments
 from mmrhub.commands.arguments import add_scoring_arguments
 from mmrhub.commands.arguments import build_options
 from mmrhub.commands.arguments import scoring_request
+from mmrhub.scoring.output import computed_caption
 from mmrhub.scoring.output import json_payload
 from mmrhub.scoring.output import print_notes
+from mmrhub.scoring.output import sample_caption
 from mmrhub.scoring.score import load_truth
 from mmrhub.scoring.tables import check_json_target
+from mmrhub.scoring.tables import table
 from mmrhub.scoring.tables import write_json
+from mmrhub.terminal import printable
 from mmrhub.writing import check_target
 from mmrhub.writing import write_text
 
@@ -61,8 +67,12 @@ def run(args) -> int:
     output = check_target(args.output, "-o", request.scoring.inputs, example="report.html")
     check_json_target(args.json, request.scoring.inputs)
     truth = load_truth(request.scoring)
-    page, rows = build_report(request, truth)
+    page, rows, missing = build_report(request, truth)
     print_notes(truth, rows)
+    if missing:
+        print(printable(f"note: {missing}"), file=sys.stderr)
+    captions = computed_caption(request.scoring, rows) + sample_caption(request.scoring, truth)
+    print(table([(row.name, row.result) for row in rows]) + captions)
     write_text(output, page)
     print(f"wrote {output} ({output.stat().st_size / 1e6:.1f} MB)")
     if args.json:

@@ -1,11 +1,13 @@
 """Put a report together: score the runs (exactly as ``mmrhub evaluate``), draw the plots, fill the gallery."""
 
+import sys
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 
 from mmrhub.report import plots
 from mmrhub.report.gallery import build_gallery
+from mmrhub.report.missing import missing_line
 from mmrhub.report.page import render
 from mmrhub.report.page import significance_table
 from mmrhub.report.selection import pick_queries
@@ -27,14 +29,21 @@ class ReportRequest:
     builder_options: dict = field(default_factory=dict)  # the builder's own keywords, for the thumbnails
 
 
+def progress(message: str) -> None:
+    """One line on stderr per step of a build, so a long one shows where it is."""
+    print(f"mmrhub report: {message}", file=sys.stderr, flush=True)
+
+
 def build_report(request: ReportRequest, truth) -> tuple:
-    """(the HTML page, the scored rows)."""
+    """(the HTML page, the scored rows, the line on the images not shown or '')."""
     scoring = request.scoring
     benchmark, data_dir, query_ids = scoring.benchmark, scoring.folder, request.query_ids or None
     view = benchmark.report
+    progress(f"scoring {len(scoring.runs)} run(s)")
     rows = score_runs(scoring, truth)
     runs = [row for row in rows if row.run is not None]
     measure = main_measure(view, rows[0].result["per_query"])
+    progress("drawing the plots")
     breakdown = benchmark.breakdown
     figures = [
         (f"{measure} per {breakdown.label.lower()} (queries in brackets)", plots.group_bars(rows, breakdown.key, measure)),
@@ -44,14 +53,18 @@ def build_report(request: ReportRequest, truth) -> tuple:
     if len(runs) == 2:
         figures.append((f"{measure} per query, paired: above the diagonal {runs[1].name} wins", plots.paired(runs, measure)))
     shown = pick_queries([row.result["per_query"] for row in runs], measure, request.queries, query_ids)
-    gallery = build_gallery(benchmark, view, str(data_dir), runs, measure, shown, request.builder_options)
+    progress(f"gallery: reading the images of {len(shown)} queries")
+    gallery, decoded = build_gallery(benchmark, view, str(data_dir), runs, measure, shown, request.builder_options)
+    progress(f"gallery: {decoded.images} distinct images, {decoded.cached} from the thumbnail cache, "
+             f"{len(decoded.failures)} not shown")
+    missing = missing_line(decoded.failures)
     how = ("the queries asked for" if query_ids else
            f"the {len(shown)} queries where the runs' {measure} differs most" if len(runs) > 1 else
            f"the {len(shown)} queries with the lowest {measure}")
-    gallery_caption = (f"{how[0].upper()}{how[1:]}: each run's top {view.top_k} (rank and grade under each thumbnail; "
-                       "hover for the id, grade and text).")
+    gallery_caption = (f"{how[0].upper()}{how[1:]}: each run's top {view.top_k} (rank, grade, id and the start of the "
+                       "text under each thumbnail; hover for more).")
     where = f"bundled {benchmark.title} sample, not the benchmark: its numbers mean nothing" if scoring.sample else str(data_dir)
     caption = f"{len(truth.query_ids)} judged queries; data: {where}."
     page = render(f"{benchmark.title} report: {', '.join(row.name for row in runs)}", caption, rows, figures,
-                  significance, gallery, view, measure, gallery_caption)
-    return page, rows
+                  significance, gallery, view, measure, gallery_caption, missing)
+    return page, rows, missing

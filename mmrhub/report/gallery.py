@@ -6,11 +6,9 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mmrhub.report.thumbnails import open_image
-from mmrhub.report.thumbnails import thumbnail_uri
+from mmrhub.report.thumbnail_cache import ThumbnailCache
+from mmrhub.report.thumbnails import thumbnails
 from mmrhub.report.views import IMAGE_COLUMN
-
-HOVER_CHARS = 300  # passages run to thousands of characters; the title attribute shows the start
 
 
 @dataclass
@@ -18,7 +16,7 @@ class Item:
     item_id: str
     grade: str
     text: str = ""
-    thumbnail: str = ""
+    thumbnail: object = ""  # a data URI, or the Failure saying why the image cannot be shown
 
 
 @dataclass
@@ -31,10 +29,19 @@ class RunRanking:
 
 
 @dataclass
+class Decoded:
+    """What decoding the gallery's images gave: distinct images, how many the cache held, those not shown."""
+
+    images: int
+    cached: int
+    failures: dict  # {shown id (an item id, or "query <id>"): Failure}
+
+
+@dataclass
 class Query:
     query_id: str
     text: str
-    thumbnail: str
+    thumbnail: object  # as Item.thumbnail
     runs: list  # RunRanking
 
 
@@ -43,13 +50,12 @@ def _arrow(dataset) -> pa.Table:
 
 
 def _shown(dataset, side, ids: list) -> dict:
-    """{id: (text, thumbnail)} for ``ids``: only those rows are read, their images as references (Arrow format does
-    not decode), each opened, shrunk and dropped in turn."""
+    """{id: (text, image reference)} for ``ids``: only those rows are read, their images as references (Arrow format
+    does not decode; None where the builder read no image)."""
     column = dataset.select_columns([side.id_column]).with_format("arrow")[:][side.id_column]
     rows = pc.index_in(pa.array(ids, pa.string()), value_set=column)
     records = dataset.select(rows.to_pylist()).with_format("arrow")[:].to_pylist()
-    return {record[side.id_column]: (record[side.text_column] or "", thumbnail_uri(open_image(record[IMAGE_COLUMN])))
-            for record in records}
+    return {record[side.id_column]: (record[side.text_column] or "", record[IMAGE_COLUMN]) for record in records}
 
 
 def _top(run, query_id: str, k: int) -> list:
@@ -57,8 +63,10 @@ def _top(run, query_id: str, k: int) -> list:
     return run.rankings[row].values[:k].to_pylist()
 
 
-def build_gallery(benchmark, view, data_dir: str, runs: list, measure: str, query_ids: list, builder_options=None) -> list:
-    """``runs``: scored rows with a run (not the oracle); ``query_ids`` in the order shown."""
+def build_gallery(benchmark, view, data_dir: str, runs: list, measure: str, query_ids: list,
+                  builder_options=None) -> tuple:
+    """(the Query rows, Decoded). ``runs``: scored rows with a run (not the oracle); ``query_ids`` in the order
+    shown."""
     builder = benchmark.builder()
     load = lambda config: builder.load(config, data_dir=data_dir, split=benchmark.split, **(builder_options or {}))  # noqa: E731
     grades = view.read_grades(_arrow(load(view.judgments_config)), query_ids)
@@ -75,17 +83,31 @@ def build_gallery(benchmark, view, data_dir: str, runs: list, measure: str, quer
             shown.append(RunRanking(row.name, value, [Item(i, judged.get(i, view.unjudged)) for i in top],
                                     [Item(i, judged[i]) for i in missed[:k]], len(missed)))
         gallery.append(Query(qid, "", "", shown))
-    _decode(benchmark, load, gallery)
-    return gallery
+    return gallery, _decode(benchmark, load, gallery)
 
 
-def _decode(benchmark, load, gallery: list) -> None:
-    """Fill in texts and thumbnails, decoding each query and item shown once."""
+def _decode(benchmark, load, gallery: list) -> Decoded:
+    """Fill in texts and thumbnails, each image shown decoded once."""
     items = [item for query in gallery for run in query.runs for item in run.ranked + run.missed]
     corpus = _shown(load(benchmark.corpus.config), benchmark.corpus, list(dict.fromkeys(i.item_id for i in items)))
-    for item in items:
-        text, item.thumbnail = corpus[item.item_id]
-        item.text = text[:HOVER_CHARS]
     queries = _shown(load(benchmark.queries.config), benchmark.queries, [query.query_id for query in gallery])
+    shown = {item_id: reference for item_id, (_, reference) in corpus.items()}
+    shown.update({f"query {query_id}": reference for query_id, (_, reference) in queries.items()})
+    # Items sharing a file (MIPR's shared query images) are decoded once.
+    distinct = list({_image_key(reference): reference for reference in shown.values()}.values())
+    made, hits = thumbnails(distinct, ThumbnailCache())
+    uri_of = {_image_key(reference): uri for reference, uri in zip(distinct, made)}
+    thumbnail = {shown_id: uri_of[_image_key(reference)] for shown_id, reference in shown.items()}
+    for item in items:
+        item.text, item.thumbnail = corpus[item.item_id][0], thumbnail[item.item_id]
     for query in gallery:
-        query.text, query.thumbnail = queries[query.query_id]
+        query.text, query.thumbnail = queries[query.query_id][0], thumbnail[f"query {query.query_id}"]
+    failures = {shown_id: uri for shown_id, uri in thumbnail.items() if not isinstance(uri, str)}
+    return Decoded(sum(reference is not None for reference in distinct), hits, failures)
+
+
+def _image_key(reference):
+    """What identifies an image before it is read: its path, else its bytes."""
+    if reference is None:
+        return None
+    return reference["path"] or reference["bytes"]

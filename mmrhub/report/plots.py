@@ -1,7 +1,9 @@
 """The report's figures, drawn with matplotlib and returned as inline SVG.
 
 Text stays text in the SVG (``svg.fonttype: none``), so the browser draws the Chinese category names with its
-own fonts: matplotlib's bundled DejaVu has no CJK glyphs.
+own fonts: matplotlib's bundled DejaVu has no CJK glyphs. Every text artist is made under ``STYLE``, whose
+``text.parse_math: False`` draws names and categories as given: "$5 and $6" is not mathtext, and "$\\x{y}$" is
+no parse error.
 """
 
 import io
@@ -12,7 +14,7 @@ import numpy as np
 from mmrhub.report.selection import values
 
 STYLE = {"svg.fonttype": "none", "svg.hashsalt": "mmrhub", "font.size": 9, "axes.spines.top": False,
-         "axes.spines.right": False}
+         "axes.spines.right": False, "text.parse_math": False, "text.usetex": False}
 WIDTH = 7.5  # inches
 
 

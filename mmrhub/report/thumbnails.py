@@ -1,28 +1,112 @@
-"""Small JPEG data URIs from the datasets' image references, so the page carries its pictures inline."""
+"""Small JPEG thumbnails of the images shown, made on every core and cached, or the reason an image cannot be shown.
+
+Each image's bytes are read once (through fsspec, like datasets' own decoding: M2KR's ``splitzip://``), hashed,
+and looked up in the cache (``thumbnail_cache``) before any pixel is decoded.
+"""
 
 import base64
+import hashlib
 import io
+import os
+import sys
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import fsspec
 from PIL import Image
+from PIL import UnidentifiedImageError
+
+from mmrhub.report.thumbnail_cache import ThumbnailCache
 
 THUMBNAIL_PX = 96
 JPEG_QUALITY = 75  # 96 px thumbnails of about 3-5 KB: a 50-query page stays well under 20 MB
 
+# Failure kinds: the page's one line counts images per kind.
+NOT_READ = "not read (--no-check-images reads no archive)"
+MISSING = "missing"
+NOT_AN_IMAGE = "not an image Pillow can read"
+TOO_LARGE = "over Pillow's MAX_IMAGE_PIXELS"
+UNREADABLE = "unreadable"
 
-def open_image(reference: dict) -> Image.Image:
-    """An undecoded ``datasets.Image`` value ({bytes, path}) opened lazily. Unlike the decoded column (which loads
-    every pixel), ``Image.thumbnail`` can then let a JPEG decode at 1/2 to 1/8 scale (``draft``): several times
-    faster on product photos. Paths open through fsspec like datasets' own decoding (M2KR's ``splitzip://``)."""
+
+@dataclass(frozen=True)
+class Failure:
+    """Why an image cannot be shown: ``kind`` groups it in the page's one line, ``detail`` names the file."""
+
+    kind: str
+    detail: str
+
+
+def where(reference) -> str:
+    """The file (or archive member) a reference points to, for messages."""
+    return (reference.get("path") or "(image bytes)").split("::", 1)[0]
+
+
+def read_bytes(reference) -> bytes:
+    """The bytes of an undecoded ``datasets.Image`` value ({bytes, path})."""
     if reference["bytes"] is not None:
-        return Image.open(io.BytesIO(reference["bytes"]))
+        return reference["bytes"]
     with fsspec.open(reference["path"], "rb") as handle:
-        return Image.open(io.BytesIO(handle.read()))
+        return handle.read()
 
 
-def thumbnail_uri(image: Image.Image, size: int = THUMBNAIL_PX) -> str:
+def shrink(data: bytes, size: int = THUMBNAIL_PX) -> bytes:
+    """A JPEG of at most ``size`` px a side. Opening lazily lets ``Image.thumbnail`` decode a JPEG at 1/2 to 1/8
+    scale (``draft``); the pixel limit is checked before any pixel is decoded."""
+    image = Image.open(io.BytesIO(data))
+    limit = Image.MAX_IMAGE_PIXELS
+    if limit and image.width * image.height > limit:
+        raise Image.DecompressionBombError(f"{image.width}x{image.height} px")
     image.thumbnail((size, size))
     image = image.convert("RGB")  # JPEG has no alpha or palette (PNG screenshots)
     buffer = io.BytesIO()
     image.save(buffer, format="JPEG", quality=JPEG_QUALITY, optimize=True)
-    return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    return buffer.getvalue()
+
+
+def data_uri(jpeg: bytes) -> str:
+    """The JPEG inline, as an ``<img src>``."""
+    return "data:image/jpeg;base64," + base64.b64encode(jpeg).decode("ascii")
+
+
+def thumbnail(reference, cache: ThumbnailCache, size: int = THUMBNAIL_PX):
+    """(data URI or Failure, whether the cache held it)."""
+    if reference is None:
+        return Failure(NOT_READ, "no image was read: --no-check-images reads no archive"), False
+    try:
+        data = read_bytes(reference)
+    except FileNotFoundError:
+        return Failure(MISSING, f"{where(reference)} is missing"), False
+    except OSError as error:
+        return Failure(UNREADABLE, f"{where(reference)}: {error}"), False
+    key = f"{hashlib.sha256(data).hexdigest()}-{size}px"
+    jpeg = cache.get(key)
+    if jpeg is not None:
+        return data_uri(jpeg), True
+    try:
+        jpeg = shrink(data, size)
+    except UnidentifiedImageError:
+        return Failure(NOT_AN_IMAGE, f"{where(reference)} is not an image Pillow can read"), False
+    except Image.DecompressionBombError as error:
+        limit = f"{Image.MAX_IMAGE_PIXELS:,}"
+        return Failure(TOO_LARGE, f"{where(reference)} is over Pillow's limit of {limit} px ({error})"), False
+    except (OSError, ValueError, SyntaxError) as error:  # Pillow's errors for truncated or malformed files
+        return Failure(UNREADABLE, f"{where(reference)}: {error}"), False
+    cache.put(key, jpeg)
+    return data_uri(jpeg), False
+
+
+def thumbnails(references: list, cache: ThumbnailCache, size: int = THUMBNAIL_PX) -> tuple:
+    """([data URI or Failure per reference], cache hits), on a thread per core: Pillow releases the GIL while it
+    decodes, and fsspec keeps a filesystem instance per thread. A progress bar on stderr when it is a terminal."""
+    from tqdm.auto import tqdm
+
+    with warnings.catch_warnings(), ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        # shrink checks the pixel limit itself and reports it per image; Pillow's own warning would repeat it.
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        jobs = pool.map(lambda reference: thumbnail(reference, cache, size), references)
+        bar = tqdm(jobs, total=len(references), desc="thumbnails", unit="image", file=sys.stderr,
+                   disable=not sys.stderr.isatty(), leave=False)
+        results = list(bar)
+    return [uri for uri, _ in results], sum(hit for _, hit in results)
