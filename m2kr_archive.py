@@ -47,15 +47,19 @@ class PartsFile(io.RawIOBase):
         self._starts = [sum(sizes[:index]) for index in range(len(sizes))]
 
     def readable(self):
+        """Always readable."""
         return True
 
     def seekable(self):
+        """Always seekable."""
         return True
 
     def tell(self):
+        """The position in the joined parts."""
         return self._pos
 
     def seek(self, offset, whence=io.SEEK_SET):
+        """Move to a position of the joined parts; past the end reads nothing."""
         base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
         if base + offset < 0:
             raise ValueError(f"negative seek position {base + offset}")
@@ -63,6 +67,7 @@ class PartsFile(io.RawIOBase):
         return self._pos
 
     def readinto(self, buffer):
+        """Fill ``buffer`` from the parts the position spans; a part shorter than listed is an error."""
         view = memoryview(buffer).cast("B")
         wanted = max(0, min(len(view), self._size - self._pos))
         done = 0
@@ -97,6 +102,7 @@ class PartsFile(io.RawIOBase):
         return self._names[max(0, bisect.bisect_right(self._starts, offset) - 1)]
 
     def close(self):
+        """Close every part."""
         for part in self._files:
             part.close()
         super().close()

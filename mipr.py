@@ -119,6 +119,7 @@ class Mipr(datasets.ArrowBasedBuilder):
 
     @classmethod
     def get_all_exported_dataset_infos(cls):
+        """The configs' infos from dataset_infos.json beside the script, not from a README card."""
         # datasets 3.6 reads the README.md beside the script as a dataset card first; the repository README has no
         # YAML block, so every load warned "Repo card metadata block was not found". Read dataset_infos.json alone.
         path = os.path.join(cls.get_imported_module_dir(), "dataset_infos.json")

@@ -56,6 +56,8 @@ Examples:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class M2kr(evaluate.Metric):
+    """The M2KR challenge metric as an ``evaluate`` module."""
+
     def _info(self):
         info = evaluate.MetricInfo(
             description=_DESCRIPTION,

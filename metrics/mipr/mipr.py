@@ -55,6 +55,8 @@ Examples:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Mipr(evaluate.Metric):
+    """The MIPR metrics as an ``evaluate`` module."""
+
     def _info(self):
         strings = datasets.Sequence(datasets.Value("string"))
         features = datasets.Features(dict.fromkeys(("predictions", "references", "grades", "categories"), strings))

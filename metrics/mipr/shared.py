@@ -31,6 +31,7 @@ def where(lengths, index, query_ids=None):
     return f"{name}, position {index - int(lengths[:row].sum()) + 1}"
 
 def check_cutoffs(k):
+    """The cutoffs sorted and distinct, each at least 1."""
     ks = tuple(sorted({int(cutoff) for cutoff in k}))
     if not ks or ks[0] < 1:
         raise ValueError(f"cutoffs must be positive integers, got {list(k)}")

@@ -34,6 +34,7 @@ class Option:
 
     @property
     def default(self):
+        """The first choice, or for a list option a list of it."""
         return self.choices[:1] if self.many else self.choices[0]
 
 

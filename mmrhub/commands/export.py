@@ -7,6 +7,7 @@ from mmrhub.export import FORMATS
 
 
 def register(subparsers):
+    """Add ``export``."""
     parser = subparsers.add_parser("export", help="write a Hub-ready dataset repo folder (Parquet per config + card)")
     parser.add_argument("benchmark", choices=list(BENCHMARKS))
     parser.add_argument("out", help="the repo folder to create (written aside, then moved into place)")
@@ -32,6 +33,7 @@ def register(subparsers):
 
 
 def run(args) -> int:
+    """Export the benchmark and say where."""
     from mmrhub.export.repo import export  # imports datasets: only when exporting
 
     benchmark = BENCHMARKS[args.benchmark]

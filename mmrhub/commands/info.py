@@ -6,6 +6,7 @@ from mmrhub.commands.arguments import build_options
 
 
 def register(subparsers):
+    """Add ``info``."""
     parser = subparsers.add_parser("info", help="show the configs, features and row counts of a benchmark")
     parser.add_argument("benchmark", nargs="?", choices=list(BENCHMARKS))
     parser.add_argument("--data-dir", help="the benchmark's data folder or URL (default: the bundled sample)")
@@ -17,6 +18,7 @@ def register(subparsers):
 
 
 def run(args) -> int:
+    """Print a benchmark's configs, or write dataset_infos.json."""
     if args.dataset_infos:
         from mmrhub.export.dataset_infos import write_dataset_infos
 

@@ -1,6 +1,7 @@
 """``mmrhub push``: publish an exported dataset folder, or a metric folder as a Space, with ``huggingface_hub``."""
 
 def register(subparsers):
+    """Add ``push``."""
     parser = subparsers.add_parser("push", help="upload an exported dataset repo or a metric folder (as a Space)")
     parser.add_argument("folder", help="an `mmrhub export` folder, or metrics/mipr / metrics/m2kr")
     parser.add_argument("repo_id", help="org/name on the Hub")
@@ -11,6 +12,7 @@ def register(subparsers):
 
 
 def run(args) -> int:
+    """Upload an export or a metric folder (or list what would be uploaded)."""
     from mmrhub.export.push import describe  # imports huggingface_hub: only when pushing
     from mmrhub.export.push import plan
     from mmrhub.export.push import push

@@ -92,6 +92,7 @@ class ExportedConfig:
 
 
 def size_category(num_rows: int) -> str:
+    """The Hub's size category of a row count."""
     for bound, label in [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")]:
         if num_rows < bound:
             return label
@@ -133,6 +134,7 @@ def card_data(
 
 
 def describe_feature(feature) -> str:
+    """A feature in a few words for the card's table."""
     if isinstance(feature, datasets.Image):
         return "image"
     if isinstance(feature, datasets.Value):
@@ -146,6 +148,7 @@ def describe_feature(feature) -> str:
 
 
 def configs_table(configs: list, default_config: str) -> str:
+    """The card's table of configs, splits, rows and columns."""
     lines = ["| config | split | rows | columns |", "|---|---|---:|---|"]
     for c in configs:
         name = f"`{c.name}` (default)" if c.name == default_config else f"`{c.name}`"
@@ -155,6 +158,7 @@ def configs_table(configs: list, default_config: str) -> str:
 
 
 def grades_section(module, mteb: bool) -> str:
+    """The card's section on the grades, when the benchmark has any."""
     grades = getattr(module, "GRADES", None)
     if not grades:
         return ""

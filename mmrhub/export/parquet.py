@@ -62,6 +62,7 @@ class RowSource:
     id_column: Optional[str] = None  # the column naming a row in messages (None: its row number)
 
     def row(self, table: pa.Table, offset: int, index: int) -> str:
+        """How a message names a row: by its id column, else by its number."""
         if self.id_column in table.column_names:
             return f"{self.id_column}={table[self.id_column][index].as_py()}"
         return f"row {offset + index}"
@@ -107,6 +108,7 @@ def portable_features(features: datasets.Features) -> dict:
 
 
 def parquet_schema(features: datasets.Features) -> pa.Schema:
+    """The Arrow schema the Parquet files are written with, datasets' features in its metadata."""
     metadata = {"huggingface": json.dumps({"info": {"features": portable_features(features)}})}
     return features.arrow_schema.with_metadata(metadata)
 
@@ -132,6 +134,7 @@ def file_name(path: str) -> str:
 
 
 def image_format(content: bytes) -> Optional[str]:
+    """The image format a file's first bytes announce, or None."""
     if content[:4] == b"RIFF" and content[8:12] == b"WEBP":
         return "WebP"
     return next((name for magic, name in IMAGE_SIGNATURES.items() if content.startswith(magic)), None)

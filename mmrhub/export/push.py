@@ -76,6 +76,7 @@ def plan(folder, repo_id: str, repo_type: Optional[str] = None) -> Upload:
 
 
 def describe(upload: Upload) -> str:
+    """What an upload holds, a line per file."""
     total = sum(size for _, size in upload.files)
     lines = [f"{upload.repo_type} {upload.repo_id}: {len(upload.files)} file(s), {total:,} bytes from {upload.folder}"]
     lines += [f"  {size:>14,}  {path}" for path, size in upload.files]

@@ -35,6 +35,7 @@ def row_sources(benchmark, format: str, root: Optional[str]) -> dict:
 
 
 def no_space(out: Path) -> OSError:
+    """The error for a full disk, saying what was kept."""
     kept = f" and the previous {out} is unchanged" if out.exists() else ""
     return OSError(
         f"No space left on device while exporting to {out.parent}: the partial export was removed{kept}. "

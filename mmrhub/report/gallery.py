@@ -13,6 +13,8 @@ from mmrhub.report.views import IMAGE_COLUMN
 
 @dataclass
 class Item:
+    """One thumbnail of the gallery: an item with its grade and text."""
+
     item_id: str
     grade: str
     text: str = ""
@@ -21,6 +23,8 @@ class Item:
 
 @dataclass
 class RunRanking:
+    """A run's line in a query's gallery entry."""
+
     name: str
     value: object  # the main measure on this query (None where undefined)
     ranked: list  # Item, the run's top k
@@ -39,6 +43,8 @@ class Decoded:
 
 @dataclass
 class Query:
+    """One query of the gallery with every run's line."""
+
     query_id: str
     text: str
     thumbnail: object  # as Item.thumbnail

@@ -33,6 +33,7 @@ class View:
 
     @property
     def unjudged(self) -> str:
+        """What an item without a judgment shows."""
         return self.grades[-1].label
 
 

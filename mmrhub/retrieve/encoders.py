@@ -52,6 +52,7 @@ class DualCollate:
         self.prompt = prompt or ""
 
     def __call__(self, rows):
+        """A batch of rows as the processor's inputs."""
         ids = [row_id for row_id, _, _ in rows]
         images = [rgb(row_id, image) for row_id, _, image in rows]
         texts = [self.prompt + text for _, text, _ in rows if text is not None]
@@ -136,6 +137,7 @@ class PlainCollate:
     """Runs in DataLoader workers: decodes and converts images; the model's own preprocessing follows."""
 
     def __call__(self, rows):
+        """A batch of rows as ids, texts and decoded images."""
         return {
             "ids": [row_id for row_id, _, _ in rows],
             "texts": [text for _, text, _ in rows],

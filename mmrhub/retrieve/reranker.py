@@ -49,6 +49,7 @@ class PairCollate:
         self.model, self.prompt = model, prompt
 
     def __call__(self, rows):
+        """A batch of (query, candidate) pairs as the model's inputs."""
         pairs = [(model_input(query), model_input(candidate)) for query, candidate in rows]
         return self.model.preprocess(pairs, prompt=self.prompt)
 

@@ -35,6 +35,7 @@ def contiguous_columns(table: pa.Table) -> dict:
 
 
 def existing_folder(data_dir) -> Path:
+    """``data_dir`` as a folder that exists, else an error naming it."""
     folder = Path(data_dir)
     if not folder.is_dir():
         raise FileNotFoundError(f"data folder {folder} does not exist or is not a folder: check --data-dir.")

@@ -42,6 +42,7 @@ class Run:
         return "stdin" if self.path == STDIN_NAME else Path(self.path).name.split(".")[0]
 
     def origin(self, entry: int) -> str:
+        """Where an entry is in the file: its first line, or its number."""
         if self.lines is None:
             return f"entry {entry + 1}"
         first = self.lines[entry]

@@ -125,8 +125,9 @@ def score_runs(request: ScoringRequest, truth: Truth) -> list:
 
 def oracle_keywords(request: ScoringRequest) -> dict:
     """The oracle's own options, and the readings of the measures' rules that it follows too."""
-    follows = {name: request.measure_options[name] for name in request.benchmark.oracle_readings}
-    return {**{name: value for name, value in follows.items() if name in request.measure_options}, **request.oracle_options}
+    options = request.measure_options
+    follows = {name: options[name] for name in request.benchmark.oracle_readings if name in options}
+    return {**follows, **request.oracle_options}
 
 
 def name_rows(rows: list, names=()) -> None:
