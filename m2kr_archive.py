@@ -243,8 +243,10 @@ def _inflate(virtual: PartsFile, start: int, info: zipfile.ZipInfo, archive: str
     used = offset - start - len(inflater.unused_data)
     if size > MAX_MEMBER_BYTES or size > MAX_COMPRESSION_RATIO * max(used, 1):
         raise _member_error(
-            info, archive, f"inflates {used:,} bytes to {size:,}, beyond the bounds ({MAX_MEMBER_BYTES:,} bytes, "
-            f"ratio {MAX_COMPRESSION_RATIO})"
+            info,
+            archive,
+            f"inflates {used:,} bytes to {size:,}, beyond the bounds ({MAX_MEMBER_BYTES:,} bytes, "
+            f"ratio {MAX_COMPRESSION_RATIO})",
         )
     return b"".join(pieces)
 

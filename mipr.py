@@ -195,9 +195,7 @@ def check_images_exist(names: pa.ChunkedArray, image_dir: str, display: str, dow
 
 def _raise_missing(missing: list, image_dir: str, display: str):
     if missing:
-        raise MiprDataError(
-            f"{display}: {len(missing)} image file(s) missing from {image_dir}/: {', '.join(missing)}"
-        )
+        raise MiprDataError(f"{display}: {len(missing)} image file(s) missing from {image_dir}/: {', '.join(missing)}")
 
 
 def _check_local_images(names: list, image_dir: str, display: str, data_dir: str):

@@ -60,7 +60,6 @@ class MiprDataError(ValueError):
     """A MIPR source file does not follow the official format."""
 
 
-
 def join_path(base: str, relative: str) -> str:
     """``base``/``relative``, for a local folder or a URL."""
     return base.rstrip("/") + "/" + relative if "://" in base else os.path.join(base, relative)

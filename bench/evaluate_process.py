@@ -66,9 +66,16 @@ def write_runs(data_dir: Path, out: Path, count: int, depth: int, seed: int = 0,
         run = []
         for row in rows:
             judged = [item["item_id"] for item in row["items"]]
-            pool = list(dict.fromkeys(rng.sample(judged, min(len(judged), depth // 2)) + rng.sample(corpus, depth)))[:depth]
+            pool = list(dict.fromkeys(rng.sample(judged, min(len(judged), depth // 2)) + rng.sample(corpus, depth)))[
+                :depth
+            ]
             rng.shuffle(pool)
-            run.append({"qid": row["idx"], "ranked": [{"did": d, "score": round(1 - r / depth, 6)} for r, d in enumerate(pool)]})
+            run.append(
+                {
+                    "qid": row["idx"],
+                    "ranked": [{"did": d, "score": round(1 - r / depth, 6)} for r, d in enumerate(pool)],
+                }
+            )
         paths.append(out / f"{prefix}{number}.json")
         paths[-1].write_text(json.dumps(run), encoding="utf-8")
     return paths
@@ -106,8 +113,11 @@ def compare(name, ours, peer, rounds: int, cold: bool = False) -> dict:
             memory[side].append(rss)
     row = {side: (statistics.median(times[side]), max(memory[side])) for side in times}
     ratio_time, ratio_rss = row["mmrhub"][0] / row["peer"][0], row["mmrhub"][1] / row["peer"][1]
-    print(f"| {name} | {row['mmrhub'][0]:.2f} s, {row['mmrhub'][1]:.0f} MiB | {row['peer'][0]:.2f} s, "
-          f"{row['peer'][1]:.0f} MiB | **{ratio_time:.2f}** | **{ratio_rss:.2f}** |", flush=True)
+    print(
+        f"| {name} | {row['mmrhub'][0]:.2f} s, {row['mmrhub'][1]:.0f} MiB | {row['peer'][0]:.2f} s, "
+        f"{row['peer'][1]:.0f} MiB | **{ratio_time:.2f}** | **{ratio_rss:.2f}** |",
+        flush=True,
+    )
     return row
 
 
@@ -122,7 +132,8 @@ from mmrhub.scoring.run_validation import validate
 from mmrhub.scoring.judgments import Truth
 with pandas_free.kept_out():
     ids = lambda name, column: paj.read_json(f"{sys.argv[1]}/{name}")[column].combine_chunks()
-    truth = Truth(ids("mipr_query.jsonl", "idx"), ids("mipr_corpus.jsonl", "item_id"), None, {}, pa.nulls(0, pa.string()))
+    queries, corpus = ids("mipr_query.jsonl", "idx"), ids("mipr_corpus.jsonl", "item_id")
+    truth = Truth(queries, corpus, None, {}, pa.nulls(0, pa.string()))
     validate(read_run(sys.argv[2]), truth)
 """
 
@@ -158,11 +169,18 @@ def run_memory(data_dir: Path, work: Path) -> None:
     """Peak RSS of reading + validating a large run, above a tiny run's, against the file's size."""
     small, large = work / "small0.json", work / "large0.json"
     python = [sys.executable, "-c", READ_AND_VALIDATE, str(data_dir)]
-    print("\n| run format | file | peak RSS, 1-id run | peak RSS, this run | difference / file size |\n|---|---:|---:|---:|---:|")
+    print(
+        "\n| run format | file | peak RSS, 1-id run | peak RSS, this run | difference / file size |\n"
+        "|---|---:|---:|---:|---:|"
+    )
     trec, small_trec = large.with_suffix(".trec"), small.with_suffix(".trec")
     reordered = trec.with_name(f"{trec.stem}-reversed.trec")
-    cases = (("JSON", large, small), ("TREC", trec, small_trec), ("TREC, queries reversed", reordered, small_trec),
-             ("Kaggle CSV", large.with_suffix(".csv"), small.with_suffix(".csv")))
+    cases = (
+        ("JSON", large, small),
+        ("TREC", trec, small_trec),
+        ("TREC, queries reversed", reordered, small_trec),
+        ("Kaggle CSV", large.with_suffix(".csv"), small.with_suffix(".csv")),
+    )
     for name, path, small_path in cases:
         base = min(timed(python + [str(small_path)])[1] for _ in range(2))
         peak = min(timed(python + [str(path)])[1] for _ in range(2))
@@ -174,8 +192,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--keep", help="write the synthetic data here (default: a temporary folder)")
-    parser.add_argument("--evaluate-python", default=sys.executable,
-                        help="the interpreter of the metric-module row (e.g. a venv without transformers)")
+    parser.add_argument(
+        "--evaluate-python",
+        default=sys.executable,
+        help="the interpreter of the metric-module row (e.g. a venv without transformers)",
+    )
     parser.add_argument("--generate", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.generate:
@@ -187,10 +208,15 @@ def main():
     runs = sorted(work.glob("run[0-9].json"))
     mmrhub = [str(Path(sys.executable).parent / "mmrhub"), "evaluate", "mipr", "--data-dir", str(data_dir)]
     peer = [sys.executable, str(PEER), str(data_dir)]
-    print("| case (whole process) | mmrhub | pytrec_eval script | time ratio | peak RSS ratio |\n|---|---:|---:|---:|---:|")
+    print(
+        "| case (whole process) | mmrhub | pytrec_eval script | time ratio | peak RSS ratio |\n"
+        "|---|---:|---:|---:|---:|"
+    )
     compare("one run, first call (empty cache)", mmrhub + [str(runs[0])], peer + [str(runs[0])], args.rounds, cold=True)
     compare("one run", mmrhub + [str(runs[0])], peer + [str(runs[0])], args.rounds)
-    compare("ten runs, one process", mmrhub + list(map(str, runs)), peer + list(map(str, runs)), max(2, args.rounds // 2))
+    compare(
+        "ten runs, one process", mmrhub + list(map(str, runs)), peer + list(map(str, runs)), max(2, args.rounds // 2)
+    )
     module = [args.evaluate_python, str(HERE / "score_with_evaluate.py"), str(data_dir), str(runs[0])]
     compare("metric module, `evaluate.load(...).compute(...)`", module, peer + [str(runs[0])], max(2, args.rounds // 2))
     run_memory(data_dir, work)

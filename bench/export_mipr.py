@@ -27,8 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-import mipr  # noqa: E402
 from make_mipr_synthetic import make  # noqa: E402
+
+import mipr  # noqa: E402
 from mmrhub.export.parquet import RowSource  # noqa: E402
 from mmrhub.export.parquet import write_split  # noqa: E402
 from mmrhub.export.parquet import writer_batch_size  # noqa: E402

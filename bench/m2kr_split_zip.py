@@ -107,13 +107,16 @@ def main(argv=None) -> int:
         assert read_bytes(paths[0]) == read_bytes(peers["extracted"][0])
 
     total_mb = sum((args.out / part).stat().st_size for part in PARTS) / 2**20
-    print(f"archive: {args.members:,} members, {total_mb:,.0f} MB in {len(PARTS)} parts; "
-          f"{len(sample):,} random reads per round, median of {args.rounds} rounds")
+    print(
+        f"archive: {args.members:,} members, {total_mb:,.0f} MB in {len(PARTS)} parts; "
+        f"{len(sample):,} random reads per round, median of {args.rounds} rounds"
+    )
     print(f"{'peer':<12} {'bytes/s':>10} {'ratio':>7} {'decode/s':>10} {'ratio':>7}")
     results = {}
     for peer, paths in peers.items():
-        results[peer] = [statistics.median(timed(paths, measure) for _ in range(args.rounds))
-                         for measure in (read_bytes, decode)]
+        results[peer] = [
+            statistics.median(timed(paths, measure) for _ in range(args.rounds)) for measure in (read_bytes, decode)
+        ]
         (raw, decoded), (raw_peer, decoded_peer) = results[peer], results["extracted"]
         print(f"{peer:<12} {raw:>10,.0f} {raw / raw_peer:>6.2f}x {decoded:>10,.0f} {decoded / decoded_peer:>6.2f}x")
     ratio = min(a / b for a, b in zip(results["splitzip"], results["extracted"]))

@@ -43,20 +43,27 @@ def make(out_dir, image_bytes: int = 0, seed: int = 0) -> Path:
     product_images.mkdir(parents=True, exist_ok=True)
     image = jpeg_bytes(image_bytes, seed)
 
-    categories = [f"类目{a}-子类{b}-细类{c}-叶类{d}" for a in range(12) for b in range(4) for c in range(4) for d in range(5)]
+    categories = [
+        f"类目{a}-子类{b}-细类{c}-叶类{d}" for a in range(12) for b in range(4) for c in range(4) for d in range(5)
+    ]
     item_ids = [f"{rng.getrandbits(64):016x}" for _ in range(NUM_PRODUCTS)]
     with open(out / "mipr_corpus.jsonl", "w", encoding="utf-8") as f:
         for number, item_id in enumerate(item_ids):
-            row = {"item_id": item_id, "title": f"合成商品标题{number}号适用多种场景", "pict_url": f"{item_id}.jpg",
-                   "treecate_full_path": rng.choice(categories)}
+            row = {
+                "item_id": item_id,
+                "title": f"合成商品标题{number}号适用多种场景",
+                "pict_url": f"{item_id}.jpg",
+                "treecate_full_path": rng.choice(categories),
+            }
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
             (product_images / f"{item_id}.jpg").write_bytes(image)
 
     for number in range(1, NUM_QUERY_IMAGES + 1):
         (query_images / f"{number}.jpg").write_bytes(image)
     # The first 3,013 queries each have their own image; the rest reuse one, so images are shared.
-    image_of = list(range(1, NUM_QUERY_IMAGES + 1)) + [rng.randint(1, NUM_QUERY_IMAGES)
-                                                      for _ in range(NUM_QUERIES - NUM_QUERY_IMAGES)]
+    image_of = list(range(1, NUM_QUERY_IMAGES + 1)) + [
+        rng.randint(1, NUM_QUERY_IMAGES) for _ in range(NUM_QUERIES - NUM_QUERY_IMAGES)
+    ]
     with open(out / "mipr_query.jsonl", "w", encoding="utf-8") as f:
         for idx in range(1, NUM_QUERIES + 1):
             row = {"idx": str(idx), "query": f"合成问题{idx}该用什么解决", "image_url": f"{image_of[idx - 1]}.jpg"}

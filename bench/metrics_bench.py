@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import metrics_synthetic  # noqa: E402
+
 from mmrhub.metrics.m2kr import m2kr_measures as M2KR  # noqa: E402
 from mmrhub.metrics.mipr import mipr_measures as MIPR  # noqa: E402
 
@@ -49,7 +50,9 @@ def best_time(function, repeats=7):
 
 def trec_evaluator(query_ids, judged, grades):
     """pytrec_eval's judgments; relevance_level=2: recall and success count L1 only, ndcg_cut uses the gains."""
-    qrels = {q: {i: GAIN.get(g, 0) for i, g in zip(items, labels)} for q, items, labels in zip(query_ids, judged, grades)}
+    qrels = {
+        q: {i: GAIN.get(g, 0) for i, g in zip(items, labels)} for q, items, labels in zip(query_ids, judged, grades)
+    }
     return pytrec_eval.RelevanceEvaluator(qrels, TREC_MEASURES, relevance_level=2)
 
 
@@ -60,7 +63,9 @@ def trec_run(evaluator, query_ids, rankings, scores):
 def bench_mipr():
     query_ids, references, rankings, scores = metrics_synthetic.mipr()
     judged, grades, categories = ([r[key] for r in references] for key in ("item_ids", "grades", "categories"))
-    arrow = {name: pa.array(values) for name, values in [("judged", judged), ("grades", grades), ("categories", categories)]}
+    arrow = {
+        name: pa.array(values) for name, values in [("judged", judged), ("grades", grades), ("categories", categories)]
+    }
     arrow_rankings = pa.array(rankings)
 
     def prepare():
@@ -71,19 +76,36 @@ def bench_mipr():
 
     qrels, evaluator = prepare(), trec_prepare()
     trec = trec_run(evaluator, query_ids, rankings, scores)
-    assert abs(MIPR.evaluate_run(qrels, rankings)["nDCG@10"] - statistics.fmean(trec[q]["ndcg_cut_10"] for q in query_ids)) < 1e-9
+    assert (
+        abs(MIPR.evaluate_run(qrels, rankings)["nDCG@10"] - statistics.fmean(trec[q]["ndcg_cut_10"] for q in query_ids))
+        < 1e-9
+    )
     metric = evaluate.load(str(ROOT / "metrics" / "mipr"))
     return [
         ("prepare judgments (Arrow list arrays)", best_time(prepare), best_time(trec_prepare), None),
-        ("each extra run, run as Python lists", best_time(lambda: MIPR.evaluate_run(qrels, rankings)),
-         best_time(lambda: trec_run(evaluator, query_ids, rankings, scores)), ">= 2x"),
-        ("each extra run, run as Arrow", best_time(lambda: MIPR.evaluate_run(qrels, arrow_rankings)),
-         best_time(lambda: trec_run(evaluator, query_ids, arrow_rankings.to_pylist(), scores)), ">= 2x"),
-        ("evaluate.load(...).compute(...), Python lists in",
-         best_time(lambda: metric.compute(predictions=rankings, references=judged, grades=grades, categories=categories),
-                     repeats=3),
-         best_time(lambda: trec_run(trec_evaluator(query_ids, judged, grades), query_ids, rankings, scores), repeats=3),
-         ">= 0.67x"),
+        (
+            "each extra run, run as Python lists",
+            best_time(lambda: MIPR.evaluate_run(qrels, rankings)),
+            best_time(lambda: trec_run(evaluator, query_ids, rankings, scores)),
+            ">= 2x",
+        ),
+        (
+            "each extra run, run as Arrow",
+            best_time(lambda: MIPR.evaluate_run(qrels, arrow_rankings)),
+            best_time(lambda: trec_run(evaluator, query_ids, arrow_rankings.to_pylist(), scores)),
+            ">= 2x",
+        ),
+        (
+            "evaluate.load(...).compute(...), Python lists in",
+            best_time(
+                lambda: metric.compute(predictions=rankings, references=judged, grades=grades, categories=categories),
+                repeats=3,
+            ),
+            best_time(
+                lambda: trec_run(trec_evaluator(query_ids, judged, grades), query_ids, rankings, scores), repeats=3
+            ),
+            ">= 0.67x",
+        ),
     ]
 
 
@@ -99,14 +121,22 @@ def bench_m2kr():
 
     ours = M2KR.evaluate_run(M2KR.Positives(answers, query_ids), rankings)
     assert abs(ours["Recall@5"] - statistics.fmean(v["recall_5"] for v in trec().values())) < 1e-9
-    return [("M2KR prepare + 1 run (Recall@1/3/5)",
-             best_time(lambda: M2KR.evaluate_run(M2KR.Positives(answers, query_ids), rankings)), best_time(trec), None)]
+    return [
+        (
+            "M2KR prepare + 1 run (Recall@1/3/5)",
+            best_time(lambda: M2KR.evaluate_run(M2KR.Positives(answers, query_ids), rankings)),
+            best_time(trec),
+            None,
+        )
+    ]
 
 
 def main():
-    print(f"MIPR: {metrics_synthetic.MIPR_QUERIES} queries x top-{metrics_synthetic.MIPR_DEPTH}, "
-          f"{metrics_synthetic.MIPR_JUDGMENTS} judgments; M2KR: {metrics_synthetic.M2KR_QUERIES} queries, "
-          f"{metrics_synthetic.M2KR_PASSAGES} passages. One step each, in process (see the module docstring).")
+    print(
+        f"MIPR: {metrics_synthetic.MIPR_QUERIES} queries x top-{metrics_synthetic.MIPR_DEPTH}, "
+        f"{metrics_synthetic.MIPR_JUDGMENTS} judgments; M2KR: {metrics_synthetic.M2KR_QUERIES} queries, "
+        f"{metrics_synthetic.M2KR_PASSAGES} passages. One step each, in process (see the module docstring)."
+    )
     print("| Step | metric module (ms) | pytrec_eval (ms) | speed-up | floor |")
     print("|---|---:|---:|---:|---:|")
     for name, ours, trec, floor in bench_mipr() + bench_m2kr():

@@ -42,7 +42,9 @@ def m2kr(seed=0, queries=M2KR_QUERIES, passages=M2KR_PASSAGES, depth=M2KR_DEPTH)
     for _ in range(queries):
         count = 1 if rng.random() < 0.9 else int(rng.integers(2, 5))
         pos = rng.choice(passages, count, replace=False)
-        candidates = np.unique(np.concatenate([pos[: rng.integers(0, count + 1)], rng.choice(passages, depth, replace=False)]))
+        candidates = np.unique(
+            np.concatenate([pos[: rng.integers(0, count + 1)], rng.choice(passages, depth, replace=False)])
+        )
         ranked = rng.permutation(candidates)[:depth]
         positives.append(passage_ids[pos].tolist())
         rankings.append(passage_ids[ranked].tolist())

@@ -16,10 +16,14 @@ data_dir, runs = sys.argv[1], sys.argv[2:]
 with open(f"{data_dir}/mipr_annotation.jsonl", encoding="utf-8") as f:
     rows = [json.loads(line) for line in f if line.strip()]
 qrels = {row["idx"]: {i["item_id"]: GAIN.get(i["final_grade"], 0) for i in row["items"]} for row in rows}
-evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut_10", "recall_10", "success_1", "success_10"}, relevance_level=2)
+evaluator = pytrec_eval.RelevanceEvaluator(
+    qrels, {"ndcg_cut_10", "recall_10", "success_1", "success_10"}, relevance_level=2
+)
 for path in runs:
     with open(path, encoding="utf-8") as f:
-        run = {e["qid"]: {d["did"]: float(len(e["ranked"]) - r) for r, d in enumerate(e["ranked"])} for e in json.load(f)}
+        run = {
+            e["qid"]: {d["did"]: float(len(e["ranked"]) - r) for r, d in enumerate(e["ranked"])} for e in json.load(f)
+        }
     scores = evaluator.evaluate(run)
     names = ["ndcg_cut_10", "recall_10", "success_1", "success_10"]
     print(path, {name: round(sum(s[name] for s in scores.values()) / len(scores), 4) for name in names})

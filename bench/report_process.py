@@ -85,8 +85,21 @@ def report(folder: Path, runs: list, hf_home: str, source) -> float:
     env = dict(os.environ, HF_HOME=hf_home, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
     if source:
         env["PYTHONPATH"] = str(source)
-    command = [sys.executable, "-m", "mmrhub.cli", "report", "mipr", *map(str, runs), "--data-dir", str(folder),
-               "--no-check-images", "--query-ids", *map(str, range(1, QUERIES + 1)), "-o", str(folder / "page.html")]
+    command = [
+        sys.executable,
+        "-m",
+        "mmrhub.cli",
+        "report",
+        "mipr",
+        *map(str, runs),
+        "--data-dir",
+        str(folder),
+        "--no-check-images",
+        "--query-ids",
+        *map(str, range(1, QUERIES + 1)),
+        "-o",
+        str(folder / "page.html"),
+    ]
     start = time.perf_counter()
     subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
@@ -108,8 +121,10 @@ def main():
             cold.append(report(folder, runs, hf_home, args.source))
             warm.append(report(folder, runs, hf_home, args.source))
         size = (folder / "page.html").stat().st_size / 1e6
-        print(f"cold {statistics.median(cold):.2f} s, warm {statistics.median(warm):.2f} s (medians of "
-              f"{args.rounds}); page {size:.1f} MB")
+        print(
+            f"cold {statistics.median(cold):.2f} s, warm {statistics.median(warm):.2f} s (medians of "
+            f"{args.rounds}); page {size:.1f} MB"
+        )
 
 
 if __name__ == "__main__":

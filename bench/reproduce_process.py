@@ -90,11 +90,14 @@ def main():
         return generate(Path(args.generate), args.queries)
     data_dir = Path(args.keep or tempfile.mkdtemp(prefix="mmrhub-bench-")) / "mipr"
     if not (data_dir / RERANKER).is_file():  # in a process of its own, so that this one stays small
-        subprocess.run([sys.executable, __file__, "--generate", str(data_dir), "--queries", str(args.queries)],
-                       check=True)
+        subprocess.run(
+            [sys.executable, __file__, "--generate", str(data_dir), "--queries", str(args.queries)], check=True
+        )
     mmrhub = str(Path(sys.executable).parent / "mmrhub")
-    commands = {"evaluate": [mmrhub, "evaluate", "mipr", "--data-dir", str(data_dir)],
-                "reproduce": [mmrhub, "reproduce", "mipr", "--data-dir", str(data_dir)]}
+    commands = {
+        "evaluate": [mmrhub, "evaluate", "mipr", "--data-dir", str(data_dir)],
+        "reproduce": [mmrhub, "reproduce", "mipr", "--data-dir", str(data_dir)],
+    }
     for argv in commands.values():
         timed(argv)
     times, memory = {name: [] for name in commands}, {name: [] for name in commands}

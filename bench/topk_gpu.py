@@ -30,9 +30,11 @@ def main():
     generator = torch.Generator(device=device).manual_seed(0)
     for name, (num_queries, num_corpus) in SIZES.items():
         queries = torch.nn.functional.normalize(
-            torch.randn(num_queries, args.dim, device=device, generator=generator), dim=1)
+            torch.randn(num_queries, args.dim, device=device, generator=generator), dim=1
+        )
         corpus = torch.nn.functional.normalize(
-            torch.randn(num_corpus, args.dim, device=device, generator=generator), dim=1)
+            torch.randn(num_corpus, args.dim, device=device, generator=generator), dim=1
+        )
         exact_topk(queries[:256], corpus, args.k)  # warm-up: kernels, allocator
         times = []
         for _ in range(args.repeat):
@@ -45,9 +47,11 @@ def main():
         tflops = 2 * num_queries * num_corpus * args.dim / best / 1e12
         check = (queries[:64].double().cpu() @ corpus.double().cpu().T).topk(args.k, dim=1).indices
         agree = (check == indices[:64].cpu()).float().mean().item()
-        print(f"topk {name}: {num_queries:,} x {num_corpus:,} x {args.dim}, k={args.k} on {device}: "
-              f"{best * 1000:.1f} ms, {tflops:.1f} TFLOP/s, {num_queries / best:,.0f} queries/s; "
-              f"{agree:.2%} of ids equal to a float64 search")
+        print(
+            f"topk {name}: {num_queries:,} x {num_corpus:,} x {args.dim}, k={args.k} on {device}: "
+            f"{best * 1000:.1f} ms, {tflops:.1f} TFLOP/s, {num_queries / best:,.0f} queries/s; "
+            f"{agree:.2%} of ids equal to a float64 search"
+        )
 
 
 if __name__ == "__main__":

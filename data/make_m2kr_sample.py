@@ -16,29 +16,117 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from PIL import Image, ImageDraw
+from PIL import Image
+from PIL import ImageDraw
 
 OUT = Path(__file__).resolve().parent / "m2kr"
 PARTS = 3
 TABLE_FILE = "train-00000-of-00001.parquet"
 ZIP_TIME = (2025, 1, 20, 12, 0, 0)
 
-FIRST = ["Margaret", "Henrik", "Amelia", "Tomasz", "Lucia", "Arthur", "Ingrid", "Rafael", "Edith", "Kenji",
-         "Clara", "Oskar", "Beatriz", "Samuel", "Helena", "Victor", "Nadia", "Felix", "Rosa", "Walter"]
-LAST = ["Ellison", "Lindqvist", "Hartley", "Nowak", "Ferraro", "Pemberton", "Solberg", "Quintero", "Ashdown",
-        "Morikawa", "Brandt", "Vasquez", "Kowalczyk", "Whitfield", "Okafor", "Dumont", "Castellano", "Reyes"]
-JOBS = ["botanist", "painter", "civil engineer", "composer", "physician", "novelist", "architect", "chemist",
-        "photographer", "politician", "astronomer", "sculptor", "economist", "film director", "footballer"]
-PLACES = [("Leeds", "English"), ("Uppsala", "Swedish"), ("Kraków", "Polish"), ("Bologna", "Italian"),
-          ("Porto", "Portuguese"), ("Lyon", "French"), ("Bergen", "Norwegian"), ("Osaka", "Japanese"),
-          ("Valencia", "Spanish"), ("Graz", "Austrian"), ("Dundee", "Scottish"), ("Lagos", "Nigerian")]
-KINDS = ["cathedral", "suspension bridge", "railway station", "lighthouse", "concert hall", "castle",
-         "botanical garden", "observatory", "town hall", "museum of natural history"]
-SCENES = ["a harbour at dusk with fishing boats", "a mountain pass covered in snow", "a crowded street market",
-          "a wheat field under storm clouds", "a tram crossing a river bridge", "a library reading room",
-          "a coastal cliff path", "a vineyard on terraced hills", "a frozen lake with skaters", "a desert canyon"]
-QUESTIONS = ["In which year was this {kind} completed?", "Who designed this {kind}?",
-             "What city is this {kind} located in?", "How tall is the main tower of this {kind}?"]
+FIRST = [
+    "Margaret",
+    "Henrik",
+    "Amelia",
+    "Tomasz",
+    "Lucia",
+    "Arthur",
+    "Ingrid",
+    "Rafael",
+    "Edith",
+    "Kenji",
+    "Clara",
+    "Oskar",
+    "Beatriz",
+    "Samuel",
+    "Helena",
+    "Victor",
+    "Nadia",
+    "Felix",
+    "Rosa",
+    "Walter",
+]
+LAST = [
+    "Ellison",
+    "Lindqvist",
+    "Hartley",
+    "Nowak",
+    "Ferraro",
+    "Pemberton",
+    "Solberg",
+    "Quintero",
+    "Ashdown",
+    "Morikawa",
+    "Brandt",
+    "Vasquez",
+    "Kowalczyk",
+    "Whitfield",
+    "Okafor",
+    "Dumont",
+    "Castellano",
+    "Reyes",
+]
+JOBS = [
+    "botanist",
+    "painter",
+    "civil engineer",
+    "composer",
+    "physician",
+    "novelist",
+    "architect",
+    "chemist",
+    "photographer",
+    "politician",
+    "astronomer",
+    "sculptor",
+    "economist",
+    "film director",
+    "footballer",
+]
+PLACES = [
+    ("Leeds", "English"),
+    ("Uppsala", "Swedish"),
+    ("Kraków", "Polish"),
+    ("Bologna", "Italian"),
+    ("Porto", "Portuguese"),
+    ("Lyon", "French"),
+    ("Bergen", "Norwegian"),
+    ("Osaka", "Japanese"),
+    ("Valencia", "Spanish"),
+    ("Graz", "Austrian"),
+    ("Dundee", "Scottish"),
+    ("Lagos", "Nigerian"),
+]
+KINDS = [
+    "cathedral",
+    "suspension bridge",
+    "railway station",
+    "lighthouse",
+    "concert hall",
+    "castle",
+    "botanical garden",
+    "observatory",
+    "town hall",
+    "museum of natural history",
+]
+SCENES = [
+    "a harbour at dusk with fishing boats",
+    "a mountain pass covered in snow",
+    "a crowded street market",
+    "a wheat field under storm clouds",
+    "a tram crossing a river bridge",
+    "a library reading room",
+    "a coastal cliff path",
+    "a vineyard on terraced hills",
+    "a frozen lake with skaters",
+    "a desert canyon",
+]
+QUESTIONS = [
+    "In which year was this {kind} completed?",
+    "Who designed this {kind}?",
+    "What city is this {kind} located in?",
+    "How tall is the main tower of this {kind}?",
+]
 INSTRUCTIONS = {
     "person": "Identify the person in the image and retrieve the document that describes them.",
     "entity": "Using the provided image, obtain documents that address the subsequent question: ",
@@ -157,10 +245,12 @@ def split(data: bytes, stem: Path):
     """Byte-level split into PARTS parts of equal size (the last one shorter), like ``split -b``."""
     size = -(-len(data) // PARTS)
     for number in range(PARTS):
-        Path(f"{stem}.{number + 1:03d}").write_bytes(data[number * size:(number + 1) * size])
+        Path(f"{stem}.{number + 1:03d}").write_bytes(data[number * size : (number + 1) * size])
     archive = zipfile.ZipFile(io.BytesIO(data))
-    spans = [(info.header_offset, info.header_offset + 30 + len(info.filename) + info.compress_size)
-             for info in archive.infolist()]
+    spans = [
+        (info.header_offset, info.header_offset + 30 + len(info.filename) + info.compress_size)
+        for info in archive.infolist()
+    ]
     for boundary in range(size, len(data) - 1, size):
         assert any(start < boundary < end for start, end in spans), f"split point {boundary} between members"
 
@@ -180,8 +270,9 @@ def main():
         screenshots.append((f"Web_Image/{name}", png(screenshot, (48, 32), rng)))
     split(zip_bytes(screenshots, compress_every=5), OUT / "Web_Image.zip")
 
-    data_rows = {k: [] for k in ("img_path", "instruction", "question", "question_id", "pos_item_ids",
-                                 "pos_item_contents")}
+    data_rows = {
+        k: [] for k in ("img_path", "instruction", "question", "question_id", "pos_item_ids", "pos_item_contents")
+    }
     answers = {"question_id": [], "pos_item_ids": []}
     query_images = []
     draw_fns = {"person": person, "entity": entity, "scene": scene}
@@ -211,15 +302,26 @@ def main():
 
     strings = pa.list_(pa.string())
     schemas = {
-        "challenge_data": pa.schema([("img_path", pa.string()), ("instruction", pa.string()),
-                                     ("question", pa.string()), ("question_id", pa.string()),
-                                     ("pos_item_ids", strings), ("pos_item_contents", strings)]),
-        "challenge_passage": pa.schema([("passage_id", pa.string()), ("passage_content", pa.string()),
-                                        ("page_screenshot", pa.string())]),
+        "challenge_data": pa.schema(
+            [
+                ("img_path", pa.string()),
+                ("instruction", pa.string()),
+                ("question", pa.string()),
+                ("question_id", pa.string()),
+                ("pos_item_ids", strings),
+                ("pos_item_contents", strings),
+            ]
+        ),
+        "challenge_passage": pa.schema(
+            [("passage_id", pa.string()), ("passage_content", pa.string()), ("page_screenshot", pa.string())]
+        ),
         "challenge_answers": pa.schema([("question_id", pa.string()), ("pos_item_ids", strings)]),
     }
-    for config, rows in (("challenge_data", data_rows), ("challenge_passage", passage_rows),
-                         ("challenge_answers", answers)):
+    for config, rows in (
+        ("challenge_data", data_rows),
+        ("challenge_passage", passage_rows),
+        ("challenge_answers", answers),
+    ):
         (OUT / config).mkdir(exist_ok=True)
         pq.write_table(pa.table(rows, schema=schemas[config]), OUT / config / TABLE_FILE)
 

@@ -15,8 +15,8 @@ from mmrhub.commands import info
 from mmrhub.commands import oracle
 from mmrhub.commands import push
 from mmrhub.commands import report
-from mmrhub.commands import rerank
 from mmrhub.commands import reproduce
+from mmrhub.commands import rerank
 from mmrhub.commands import retrieve
 from mmrhub.terminal import printable
 

@@ -47,7 +47,9 @@ def write_bytes(path, data: bytes) -> Path:
         temp.unlink(missing_ok=True)
         kept = " (the previous file is unchanged)" if path.exists() else ""
         if err.errno == errno.ENOSPC:
-            raise OSError(err.errno, f"No space left on device writing {path}{kept}; free some space or write elsewhere.") from None
+            raise OSError(
+                err.errno, f"No space left on device writing {path}{kept}; free some space or write elsewhere."
+            ) from None
         raise OSError(err.errno, f"cannot write {path}{kept}: {err.strerror or err}") from None
     return path
 

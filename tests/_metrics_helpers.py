@@ -5,8 +5,8 @@ import random
 
 import pytrec_eval
 
-from mmrhub.metrics.m2kr import m2kr_measures as M2KR
-from mmrhub.metrics.mipr import mipr_measures as MIPR
+from mmrhub.metrics.m2kr import m2kr_measures as M2KR  # noqa: F401 (for the tests)
+from mmrhub.metrics.mipr import mipr_measures as MIPR  # noqa: F401 (for the tests)
 
 GRADES = ["L1", "L2", "N1", "N2", "N3"]
 GAIN = {"L1": 2, "L2": 1}
@@ -39,14 +39,26 @@ def trec_run(query_ids, rankings):
 
 def pytrec_mipr(query_ids, judged, grades, rankings, k):
     """Per-query ndcg_cut_k, recall_k (L1 relevant), success_1, success_k from trec_eval."""
-    qrels = {q: {i: GAIN.get(g, 0) for i, g in zip(items, labels)} for q, items, labels in zip(query_ids, judged, grades)}
+    qrels = {
+        q: {i: GAIN.get(g, 0) for i, g in zip(items, labels)} for q, items, labels in zip(query_ids, judged, grades)
+    }
     names = {f"ndcg_cut_{k}", f"recall_{k}", "success_1", f"success_{k}"}
     # relevance_level=2: only L1 counts as relevant for recall and success; ndcg_cut uses the gains.
     return pytrec_eval.RelevanceEvaluator(qrels, names, relevance_level=2).evaluate(trec_run(query_ids, rankings))
 
 
-def plain_mipr(judged, grades, categories, ranking, k, no_l1="zero", recall_denominator="judged",
-               covered_by="L1", category="path", ideal="cutoff"):
+def plain_mipr(
+    judged,
+    grades,
+    categories,
+    ranking,
+    k,
+    no_l1="zero",
+    recall_denominator="judged",
+    covered_by="L1",
+    category="path",
+    ideal="cutoff",
+):
     """One query's measures by plain loops, straight from the definitions and readings; None: left out of the mean."""
     gain = {i: GAIN.get(g, 0) for i, g in zip(judged, grades)}
     l1 = {i for i, g in zip(judged, grades) if g == "L1"}
@@ -107,7 +119,9 @@ def random_m2kr(seed, queries=80, passages=60):
     query_ids, positives, rankings = [], [], []
     for q in range(queries):
         pos = rng.sample(ids, 1 if q % 3 else rng.randrange(2, 5))
-        ranking = list(dict.fromkeys(rng.sample(pos, rng.randrange(len(pos) + 1)) + rng.sample(ids, rng.randrange(1, 8))))
+        ranking = list(
+            dict.fromkeys(rng.sample(pos, rng.randrange(len(pos) + 1)) + rng.sample(ids, rng.randrange(1, 8)))
+        )
         query_ids.append(str(q))
         positives.append(pos)
         rankings.append(rng.sample(ranking, len(ranking)))

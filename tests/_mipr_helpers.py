@@ -1,8 +1,11 @@
 """Fixtures' building blocks for the MIPR builder tests: copies of the bundled sample to break on purpose."""
 
 import json
+import re
 import shutil
 from pathlib import Path
+
+import pytest
 
 import mipr
 
@@ -25,3 +28,14 @@ def edit_jsonl(path: Path, edit) -> None:
     rows = read_jsonl(path)
     edit(rows)
     write_jsonl(path, rows)
+
+
+def prepare(config, data_dir, **kwargs):
+    """``mipr.load`` of a copy, with a cache of its own beside it."""
+    return mipr.load(config, data_dir=data_dir, cache_dir=str(data_dir.parent / "cache"), **kwargs)
+
+
+def expect(config, data_dir, message):
+    """Loading ``config`` fails with a MiprDataError holding ``message``."""
+    with pytest.raises(mipr.MiprDataError, match=re.escape(message)):
+        prepare(config, data_dir)

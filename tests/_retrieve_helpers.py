@@ -16,7 +16,10 @@ def wordpiece_vocab(texts) -> dict:
 def build_tiny_chinese_clip(folder, texts, seed: int = 0) -> Path:
     """A 2-layer Chinese-CLIP (BERT text tower, ViT image tower), 32-d projections, with its processor."""
     import torch
-    from transformers import BertTokenizerFast, ChineseCLIPConfig, ChineseCLIPModel, ChineseCLIPProcessor
+    from transformers import BertTokenizerFast
+    from transformers import ChineseCLIPConfig
+    from transformers import ChineseCLIPModel
+    from transformers import ChineseCLIPProcessor
     from transformers.models.chinese_clip.image_processing_pil_chinese_clip import ChineseCLIPImageProcessorPil
 
     folder = Path(folder)
@@ -24,12 +27,20 @@ def build_tiny_chinese_clip(folder, texts, seed: int = 0) -> Path:
     tokenizer = BertTokenizerFast(vocab=wordpiece_vocab(texts), do_lower_case=True)
     config = ChineseCLIPConfig(
         text_config=dict(
-            vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-            intermediate_size=64, max_position_embeddings=128,
+            vocab_size=len(tokenizer),
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=64,
+            max_position_embeddings=128,
         ),
         vision_config=dict(
-            hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-            image_size=32, patch_size=8,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=64,
+            image_size=32,
+            patch_size=8,
         ),
         projection_dim=32,
     )
@@ -43,7 +54,8 @@ def build_tiny_chinese_clip(folder, texts, seed: int = 0) -> Path:
 def build_tiny_sentence_transformer(folder, texts, seed: int = 1) -> Path:
     """A sentence-transformers model (Transformer module over a tiny Chinese-CLIP, then Normalize), saved to disk."""
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.base.modules import Normalize, Transformer
+    from sentence_transformers.base.modules import Normalize
+    from sentence_transformers.base.modules import Transformer
 
     folder = Path(folder)
     backbone = build_tiny_chinese_clip(folder / "backbone", texts, seed=seed)
@@ -52,13 +64,21 @@ def build_tiny_sentence_transformer(folder, texts, seed: int = 1) -> Path:
     return folder / "model"
 
 
-QWEN_SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>",
-                "<|video_pad|>"]
+QWEN_SPECIAL = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+]
 # A minimal chat template: one message per turn, images as <|vision_start|><|image_pad|><|vision_end|>.
 QWEN_TEMPLATE = (
     "{%- for message in messages -%}<|im_start|>{{ message['role'] }}\n"
     "{%- if message['content'] is string -%}{{ message['content'] }}{%- else -%}"
-    "{%- for item in message['content'] -%}{%- if item['type'] == 'image' -%}<|vision_start|><|image_pad|><|vision_end|>"
+    "{%- for item in message['content'] -%}{%- if item['type'] == 'image' -%}"
+    "<|vision_start|><|image_pad|><|vision_end|>"
     "{%- elif item['type'] == 'text' -%}{{ item['text'] }}{%- endif -%}{%- endfor -%}{%- endif -%}<|im_end|>\n"
     "{%- endfor -%}{%- if add_generation_prompt -%}<|im_start|>assistant\n{%- endif -%}"
 )
@@ -69,9 +89,13 @@ def build_tiny_qwen3_vl_embedding(folder, seed: int = 2) -> Path:
     sentence-transformers model that takes image + text as one input. Needs torchvision (the video processor)."""
     import torch
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.base.modules import Normalize, Transformer
+    from sentence_transformers.base.modules import Normalize
+    from sentence_transformers.base.modules import Transformer
     from sentence_transformers.sentence_transformer.modules import Pooling
-    from transformers import Qwen2TokenizerFast, Qwen3VLConfig, Qwen3VLModel, Qwen3VLProcessor
+    from transformers import Qwen2TokenizerFast
+    from transformers import Qwen3VLConfig
+    from transformers import Qwen3VLModel
+    from transformers import Qwen3VLProcessor
     from transformers.convert_slow_tokenizer import bytes_to_unicode
     from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
     from transformers.models.qwen3_vl.video_processing_qwen3_vl import Qwen3VLVideoProcessor
@@ -84,22 +108,44 @@ def build_tiny_qwen3_vl_embedding(folder, seed: int = 2) -> Path:
         size={"shortest_edge": 32 * 32, "longest_edge": 64 * 64}, patch_size=16, merge_size=2, temporal_patch_size=2
     )
     processor = Qwen3VLProcessor(
-        image_processor=image_processor, tokenizer=tokenizer, video_processor=Qwen3VLVideoProcessor(),
+        image_processor=image_processor,
+        tokenizer=tokenizer,
+        video_processor=Qwen3VLVideoProcessor(),
         chat_template=QWEN_TEMPLATE,
     )
     config = Qwen3VLConfig(
         text_config=dict(
-            vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-            num_key_value_heads=1, head_dim=16, max_position_embeddings=512,
-            rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 2, 2],
-                             "mrope_interleaved": True},
+            vocab_size=len(vocab),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            head_dim=16,
+            max_position_embeddings=512,
+            rope_parameters={
+                "rope_type": "default",
+                "rope_theta": 10000.0,
+                "mrope_section": [4, 2, 2],
+                "mrope_interleaved": True,
+            },
         ),
         vision_config=dict(
-            depth=2, hidden_size=32, intermediate_size=64, num_heads=2, patch_size=16, spatial_merge_size=2,
-            temporal_patch_size=2, out_hidden_size=32, num_position_embeddings=16, deepstack_visual_indexes=[1],
+            depth=2,
+            hidden_size=32,
+            intermediate_size=64,
+            num_heads=2,
+            patch_size=16,
+            spatial_merge_size=2,
+            temporal_patch_size=2,
+            out_hidden_size=32,
+            num_position_embeddings=16,
+            deepstack_visual_indexes=[1],
         ),
-        image_token_id=vocab["<|image_pad|>"], video_token_id=vocab["<|video_pad|>"],
-        vision_start_token_id=vocab["<|vision_start|>"], vision_end_token_id=vocab["<|vision_end|>"],
+        image_token_id=vocab["<|image_pad|>"],
+        video_token_id=vocab["<|video_pad|>"],
+        vision_start_token_id=vocab["<|vision_start|>"],
+        vision_end_token_id=vocab["<|vision_end|>"],
     )
     torch.manual_seed(seed)
     Qwen3VLModel(config).eval().save_pretrained(folder / "backbone")
@@ -118,7 +164,10 @@ def build_tiny_llava_reranker(folder, seed: int = 3) -> Path:
     from sentence_transformers import CrossEncoder
     from sentence_transformers.cross_encoder.modules import LogitScore
     from sentence_transformers.cross_encoder.modules import Transformer
-    from transformers import LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor, Qwen2TokenizerFast
+    from transformers import LlavaConfig
+    from transformers import LlavaForConditionalGeneration
+    from transformers import LlavaProcessor
+    from transformers import Qwen2TokenizerFast
     from transformers.convert_slow_tokenizer import bytes_to_unicode
     from transformers.models.llava.image_processing_pil_llava import LlavaImageProcessorPil
 
@@ -128,16 +177,36 @@ def build_tiny_llava_reranker(folder, seed: int = 3) -> Path:
     tokenizer = Qwen2TokenizerFast(vocab=vocab, merges=[], additional_special_tokens=QWEN_SPECIAL[1:])
     processor = LlavaProcessor(
         image_processor=LlavaImageProcessorPil(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}),
-        tokenizer=tokenizer, patch_size=8, num_additional_image_tokens=1, vision_feature_select_strategy="default",
-        image_token="<|image_pad|>", chat_template=QWEN_TEMPLATE,
+        tokenizer=tokenizer,
+        patch_size=8,
+        num_additional_image_tokens=1,
+        vision_feature_select_strategy="default",
+        image_token="<|image_pad|>",
+        chat_template=QWEN_TEMPLATE,
     )
     config = LlavaConfig(
-        vision_config=dict(model_type="clip_vision_model", hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                           num_attention_heads=2, image_size=32, patch_size=8),
-        text_config=dict(model_type="qwen2", vocab_size=len(vocab), hidden_size=32, intermediate_size=64,
-                         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
-                         max_position_embeddings=4096),
-        image_token_id=vocab["<|image_pad|>"], vision_feature_select_strategy="default", vision_feature_layer=-1,
+        vision_config=dict(
+            model_type="clip_vision_model",
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            image_size=32,
+            patch_size=8,
+        ),
+        text_config=dict(
+            model_type="qwen2",
+            vocab_size=len(vocab),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            max_position_embeddings=4096,
+        ),
+        image_token_id=vocab["<|image_pad|>"],
+        vision_feature_select_strategy="default",
+        vision_feature_layer=-1,
     )
     torch.manual_seed(seed)
     LlavaForConditionalGeneration(config).eval().save_pretrained(folder / "backbone")

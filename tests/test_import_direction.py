@@ -5,8 +5,9 @@ import ast
 from pathlib import Path
 
 import pytest
+from _paths import ROOT
 
-PACKAGE = Path(__file__).resolve().parents[1] / "mmrhub"
+PACKAGE = ROOT / "mmrhub"
 WINGS = ("scoring", "export", "report", "retrieve")
 
 

@@ -11,18 +11,19 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from _paths import ROOT
 
 from mmrhub.cli import main
 
 BIN = os.environ.get("MMRHUB_WHEEL_BIN")
 pytestmark = pytest.mark.skipif(not BIN, reason="set MMRHUB_WHEEL_BIN to the bin/ of a venv with the mmrhub wheel")
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def installed(*argv, cwd, check=True):
     env = {**os.environ, "PYTHONPATH": ""}
-    result = subprocess.run([str(Path(BIN) / argv[0]), *argv[1:]], cwd=cwd, env=env, capture_output=True, text=True,
-                            timeout=600)
+    result = subprocess.run(
+        [str(Path(BIN) / argv[0]), *argv[1:]], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
     if check and result.returncode:
         raise AssertionError(f"{argv} exited {result.returncode}:\n{result.stderr[-3000:]}")
     return result
@@ -55,7 +56,9 @@ def test_builders_load_the_bundled_samples(tmp_path):
 def test_every_command_with_and_without_data_dir(tmp_path):
     data_dir = shutil.copytree(ROOT / "data" / "mipr", tmp_path / "mipr")
     run = str(data_dir / "baseline" / "simulated_embedding_top50.json")
-    with_dir = installed("mmrhub", "evaluate", "mipr", run, "--data-dir", str(data_dir), "--json", "s.json", cwd=tmp_path)
+    with_dir = installed(
+        "mmrhub", "evaluate", "mipr", run, "--data-dir", str(data_dir), "--json", "s.json", cwd=tmp_path
+    )
     assert "| simulated_embedding_top50 |" in with_dir.stdout and "Bundled" not in with_dir.stdout
     assert json.loads((tmp_path / "s.json").read_text())["runs"][0]["aggregate"]["num_queries"] == 27
     assert "## qrels (test): 27 rows" in installed("mmrhub", "info", "mipr", cwd=tmp_path).stdout

@@ -1,12 +1,12 @@
 """Data quoted in messages and tables cannot drive the terminal: control characters are escaped."""
 
 import json
-from pathlib import Path
+
+from _paths import ROOT
 
 from mmrhub.cli import main
 from mmrhub.terminal import printable
 
-ROOT = Path(__file__).resolve().parents[1]
 EMBEDDING = ROOT / "data" / "mipr" / "baseline" / "simulated_embedding_top50.json"
 TITLE = "\x1b]0;pwned\x07"
 

@@ -4,14 +4,13 @@ names the path."""
 import errno
 import os
 import shutil
-from pathlib import Path
 
 import pytest
+from _paths import ROOT
 
 from mmrhub import writing
 from mmrhub.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "mipr"
 EMBEDDING = SAMPLE / "baseline" / "simulated_embedding_top50.json"
 

@@ -4,10 +4,10 @@ import datasets
 import evaluate
 
 # shared is unused here, but evaluate copies only this file's relative imports next to it
+from .shared import Pairs
 from .m2kr_measures import DEFAULT_K
 from .m2kr_measures import Positives
 from .m2kr_measures import evaluate_run
-from .shared import Pairs
 
 _CITATION = """\
 @inproceedings{lin-etal-2024-preflmr,
@@ -53,6 +53,7 @@ Examples:
     >>> {name: round(value, 4) for name, value in results.items()}
     {'Recall@1': 0.25, 'Recall@3': 0.75, 'Recall@5': 1.0, 'Recall-mean': 0.6667, 'Hit@1': 0.5, 'Hit@3': 1.0, 'Hit@5': 1.0, 'Hit-mean': 0.8333, 'num_queries': 2}
 """
+
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class M2kr(evaluate.Metric):

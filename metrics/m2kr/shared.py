@@ -1,7 +1,9 @@
 """Shared by the MIPR and M2KR metric folders (copied, so each stands alone; a test keeps the copies identical)."""
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
 
 def string_lists(values, name, depth=None, like=None):
     """One list of strings per query (Python or Arrow lists) -> (int64 lengths, flat strings), each list cut at
@@ -20,15 +22,20 @@ def string_lists(values, name, depth=None, like=None):
         raise ValueError(f"{name}: {where(lengths, np.argmax(flat.is_null()))} is null, expected a string")
     if like is not None and (len(lengths) != len(like) or (lengths != like).any()):
         row = int(np.argmax(lengths != like)) if len(lengths) == len(like) else None
-        raise ValueError(f"{name}: {len(lengths)} lists for {len(like)} queries" if row is None else
-                         f"{name}: row {row} has {lengths[row]} values for {like[row]} item ids")
+        raise ValueError(
+            f"{name}: {len(lengths)} lists for {len(like)} queries"
+            if row is None
+            else f"{name}: row {row} has {lengths[row]} values for {like[row]} item ids"
+        )
     return lengths, flat if pa.types.is_dictionary(flat.type) else flat.cast(pa.string())
+
 
 def where(lengths, index, query_ids=None):
     """A flat index as "query ID, position P" (or "row R, position P" without query ids), 1-based."""
     row = int(np.searchsorted(np.cumsum(lengths), index, side="right"))
     name = f"query {query_ids[row]!r}" if query_ids is not None else f"row {row}"
     return f"{name}, position {index - int(lengths[:row].sum()) + 1}"
+
 
 def check_cutoffs(k):
     """The cutoffs sorted and distinct, each at least 1."""
@@ -37,8 +44,10 @@ def check_cutoffs(k):
         raise ValueError(f"cutoffs must be positive integers, got {list(k)}")
     return ks
 
+
 class Pairs:
     """Each row's ids as sorted int64 keys ``row * len(ids) + id code``, refused if a row lists an id twice."""
+
     def __init__(self, lengths, ids, name, query_ids=None):
         self.query_ids = None if query_ids is None else list(query_ids)
         if self.query_ids is not None and len(self.query_ids) != len(lengths):
@@ -68,6 +77,7 @@ class Pairs:
         positions = np.arange(len(keys)) - (np.cumsum(lengths) - lengths)[run.rows]
         found[run.rows, positions] = np.where((known >= 0) & (self.keys[at] == keys), self.order[at], -1)
         return found
+
 
 def summary(scores, query_ids, per_query):
     """Means (None: a mean over no query; NaN values are left out), and optionally each query's (None: left out)."""

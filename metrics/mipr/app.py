@@ -1,4 +1,5 @@
 """Gradio widget for the Hub Space: loads this folder's metric."""
+
 from pathlib import Path
 
 import evaluate

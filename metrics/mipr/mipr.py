@@ -1,13 +1,14 @@
 """MIPR retrieval metrics: nDCG@k, R-L1@k, Hit-L1@1/@k, SC-R-L1@k and SC-R-L1@k* (values in [0, 1])."""
+
 import datasets
 import evaluate
 
 # shared is unused here, but evaluate copies only this file's relative imports next to it
+from .shared import Pairs
 from .mipr_measures import DEFAULT_K
 from .mipr_measures import READINGS
 from .mipr_measures import Qrels
 from .mipr_measures import evaluate_run
-from .shared import Pairs
 
 _CITATION = """\
 @misc{li_mipr,
@@ -23,8 +24,10 @@ Scores ranked product lists against the MIPR judgments (the card defines each me
 | --- | --- |
 | gains L1=2, L2=1, others and unjudged 0; rank = position in the list | fixed by the seed |
 | R-L1: recall of judged L1 items; Hit-L1: an L1 in the top k; SC-R-L1: coverage of the judged L1 leaf categories, and SC-R-L1@k* over the queries with at least two | fixed by the seed |
-""" + "".join(f"| `{name}`: {' or '.join(values)} | our reading; default {values[0]} (the card says why) |\n"
-              for name, values in READINGS.items())
+""" + "".join(
+    f"| `{name}`: {' or '.join(values)} | our reading; default {values[0]} (the card says why) |\n"
+    for name, values in READINGS.items()
+)
 
 _KWARGS_DESCRIPTION = """
 Args:
@@ -53,6 +56,7 @@ Examples:
     (0.5, 1.0, None)
 """
 
+
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Mipr(evaluate.Metric):
     """The MIPR metrics as an ``evaluate`` module."""
@@ -60,13 +64,36 @@ class Mipr(evaluate.Metric):
     def _info(self):
         strings = datasets.Sequence(datasets.Value("string"))
         features = datasets.Features(dict.fromkeys(("predictions", "references", "grades", "categories"), strings))
-        info = evaluate.MetricInfo(description=_DESCRIPTION, citation=_CITATION, inputs_description=_KWARGS_DESCRIPTION,
-                                   features=features)
+        info = evaluate.MetricInfo(
+            description=_DESCRIPTION, citation=_CITATION, inputs_description=_KWARGS_DESCRIPTION, features=features
+        )
         info.format = "arrow"  # Arrow columns reach _compute, not Python lists (MetricInfo refuses it for nested ones)
         return info
 
-    def _compute(self, predictions, references, grades, categories, query_ids=None, k=DEFAULT_K, per_query=False,
-                 no_l1="zero", recall_denominator="judged", covered_by="L1", category="path", ideal="cutoff"):
+    def _compute(
+        self,
+        predictions,
+        references,
+        grades,
+        categories,
+        query_ids=None,
+        k=DEFAULT_K,
+        per_query=False,
+        no_l1="zero",
+        recall_denominator="judged",
+        covered_by="L1",
+        category="path",
+        ideal="cutoff",
+    ):
         qrels = Qrels(references, grades, categories, query_ids=query_ids)
-        return evaluate_run(qrels, predictions, k=k, per_query=per_query, no_l1=no_l1, ideal=ideal,
-                            recall_denominator=recall_denominator, covered_by=covered_by, category=category)
+        return evaluate_run(
+            qrels,
+            predictions,
+            k=k,
+            per_query=per_query,
+            no_l1=no_l1,
+            ideal=ideal,
+            recall_denominator=recall_denominator,
+            covered_by=covered_by,
+            category=category,
+        )

@@ -1,4 +1,5 @@
 """MIPR measures: judgments prepared once, then each run is a (queries x depth) matrix of judged gains."""
+
 import numpy as np
 import pyarrow.compute as pc
 
@@ -9,37 +10,49 @@ DEFAULT_K = (10,)
 # Each measure's definition, as Markdown table cells: the metric card, the repository README and the exported
 # dataset cards show exactly these rows (a test holds them equal).
 DEFINITIONS = {
-    'nDCG@k': (
-        'gains L1=2, L2=1, others and unjudged 0; discount 1/log2(rank+1); ideal DCG from the k largest '
-        'judged gains (trec_eval `ndcg_cut`; `ideal`); a query with ideal 0 scores 0'
+    "nDCG@k": (
+        "gains L1=2, L2=1, others and unjudged 0; discount 1/log2(rank+1); ideal DCG from the k largest "
+        "judged gains (trec_eval `ndcg_cut`; `ideal`); a query with ideal 0 scores 0"
     ),
-    'R-L1@k': '\\|L1 in top k\\| / \\|L1 judged\\| (trec_eval `recall`; `recall_denominator`, `no_l1`)',
-    'Hit-L1@1, Hit-L1@k': '1 if any L1 is in the top 1 / top k (trec_eval `success`)',
-    'SC-R-L1@k': (
+    "R-L1@k": "\\|L1 in top k\\| / \\|L1 judged\\| (trec_eval `recall`; `recall_denominator`, `no_l1`)",
+    "Hit-L1@1, Hit-L1@k": "1 if any L1 is in the top 1 / top k (trec_eval `success`)",
+    "SC-R-L1@k": (
         "fraction of the query's distinct L1 leaf categories covered by L1 items in the top k (`covered_by`, "
-        '`category`, `no_l1`)'
+        "`category`, `no_l1`)"
     ),
-    'SC-R-L1@k*': 'SC-R-L1@k averaged only over queries with at least two L1 categories (2,664 in the real data)',
+    "SC-R-L1@k*": "SC-R-L1@k averaged only over queries with at least two L1 categories (2,664 in the real data)",
 }
 # The rules the seed leaves open, as keyword options: their values, the default (today's behaviour) first.
-READINGS = {"no_l1": ("zero", "skip"), "recall_denominator": ("judged", "capped"), "covered_by": ("L1", "judged"),
-            "category": ("path", "leaf"), "ideal": ("cutoff", "all")}
+READINGS = {
+    "no_l1": ("zero", "skip"),
+    "recall_denominator": ("judged", "capped"),
+    "covered_by": ("L1", "judged"),
+    "category": ("path", "leaf"),
+    "ideal": ("cutoff", "all"),
+}
+
 
 def check_readings(readings):
     """Keyword options -> the value of every open rule, defaults filled in."""
     for name, value in readings.items():
         if value not in READINGS.get(name, ()):
-            raise ValueError(f"{name}={value!r}: expected one of {list(READINGS[name])}" if name in READINGS
-                             else f"unknown option {name!r}; expected one of {list(READINGS)}")
+            raise ValueError(
+                f"{name}={value!r}: expected one of {list(READINGS[name])}"
+                if name in READINGS
+                else f"unknown option {name!r}; expected one of {list(READINGS)}"
+            )
     return {name: readings.get(name, values[0]) for name, values in READINGS.items()}
 
+
 def distinct(keys):
-    """Sorted distinct keys >= 0; np.unique, by sorting: numpy 2.4's hashing np.unique is ~50x slower on these."""
+    """Sorted distinct keys >= 0; np.unique, by sorting: numpy 2.4's hashing np.unique is far slower on these."""
     keys = np.sort(keys)
     return keys[np.diff(keys, prepend=-1) != 0]
 
+
 class Qrels:
     """MIPR judgments prepared once; per-judgment arrays end with an entry (gain 0, category -1) for "not judged"."""
+
     def __init__(self, references, grades, categories, query_ids=None):
         lengths, items = shared.string_lists(references, "references")
         self.pairs = shared.Pairs(lengths, items, "references", query_ids)
@@ -48,8 +61,10 @@ class Qrels:
         gain = np.array([GAINS.get(label, -1) for label in labels.dictionary.to_pylist()], np.int8)[labels.indices]
         if (gain < 0).any():
             at = int(np.argmax(gain < 0))
-            raise ValueError(f"references grades: unknown grade {labels[at].as_py()!r} at "
-                             f"{shared.where(lengths, at, self.query_ids)}; expected one of {list(GAINS)}")
+            raise ValueError(
+                f"references grades: unknown grade {labels[at].as_py()!r} at "
+                f"{shared.where(lengths, at, self.query_ids)}; expected one of {list(GAINS)}"
+            )
         self.gain = np.append(gain, 0)
         paths = pc.dictionary_encode(shared.string_lists(categories, "references categories", like=lengths)[1])
         self.paths, path = paths.dictionary, paths.indices.to_numpy()
@@ -60,8 +75,9 @@ class Qrels:
         self.num_l2 = np.bincount(rows[self.gain[:-1] == GAINS["L2"]], minlength=len(lengths))
         # each query's L1 categories as sorted keys row * width + code, and how many it has
         self.l1_keys = {name: distinct(rows[l1] * self.width + code[:-1][l1]) for name, code in self.category.items()}
-        self.num_categories = {name: np.bincount(keys // self.width, minlength=len(lengths))
-                               for name, keys in self.l1_keys.items()}
+        self.num_categories = {
+            name: np.bincount(keys // self.width, minlength=len(lengths)) for name, keys in self.l1_keys.items()
+        }
 
     def ideal_dcg(self, cutoff=None):
         """DCG of the ideal ranking (the L1 items, then the L2 items), cut at ``cutoff`` (None: not cut)."""
@@ -69,6 +85,7 @@ class Qrels:
         cumulative = np.concatenate([[0.0], np.cumsum(1 / np.log2(np.arange(2, depth + 2)))])
         l1_end, l2_end = np.minimum(self.num_l1, depth), np.minimum(self.num_l1 + self.num_l2, depth)
         return GAINS["L1"] * cumulative[l1_end] + GAINS["L2"] * (cumulative[l2_end] - cumulative[l1_end])
+
 
 def first_covers(qrels, judged, category, covered_by):
     """True where a cell covers one of its query's L1 categories for the first time, left to right."""
@@ -80,10 +97,13 @@ def first_covers(qrels, judged, category, covered_by):
     first.flat[cells[np.unique(keys.flat[cells], return_index=True)[1]]] = True
     return first
 
+
 def per_query_scores(qrels, judged, ks, reading):
     """Each measure per query, NaN where the readings leave the query out of the mean."""
+
     def ratio(part, whole, undefined):
         return np.divide(part, whole, out=np.full(len(part), undefined), where=whole > 0)
+
     gain = qrels.gain[judged]
     dcg = np.cumsum(gain / np.log2(np.arange(2, gain.shape[1] + 2)), axis=1)
     l1_found = np.cumsum(gain == GAINS["L1"], axis=1)
@@ -101,6 +121,7 @@ def per_query_scores(qrels, judged, ks, reading):
         scores[f"SC-R-L1@{k}*"] = np.where(num_categories >= 2, scores[f"SC-R-L1@{k}"], np.nan)
     return scores
 
+
 def evaluate_run(qrels, rankings, k=DEFAULT_K, per_query=False, **readings):
     """All MIPR measures of rankings aligned with ``qrels``' queries (rank = position in the list)."""
     reading, ks = check_readings(readings), shared.check_cutoffs(k)
@@ -108,4 +129,3 @@ def evaluate_run(qrels, rankings, k=DEFAULT_K, per_query=False, **readings):
     multi = int((qrels.num_categories[reading["category"]] >= 2).sum())
     result = shared.summary(scores, qrels.query_ids, per_query)
     return {**result, "num_queries": qrels.num_queries, "num_multi_category_queries": multi}
-

@@ -45,8 +45,10 @@ def read_truth(data_dir) -> Truth:
     files = {config: [str(path) for path in _parquet_files(folder, config)] for config in CONFIG_NAMES}
 
     def read():  # the builder's checks, config by config; the archives are its alone
-        tables = {config: read_config(config, {name: (paths, paths) for name, paths in files.items()})
-                  for config in CONFIG_NAMES}
+        tables = {
+            config: read_config(config, {name: (paths, paths) for name, paths in files.items()})
+            for config in CONFIG_NAMES
+        }
         return {
             "challenge_answers": contiguous_columns(tables["challenge_answers"]),
             "challenge_data": contiguous_columns(tables["challenge_data"].select(["question_id", "task"])),
@@ -60,8 +62,9 @@ def read_truth(data_dir) -> Truth:
     tasks = questions["task"].take(pc.index_in(query_ids, value_set=questions["question_id"])).to_pylist()
     judgments = m2kr_measures.Positives(answers["pos_item_ids"], query_ids=query_ids.to_pylist())
     unjudged = pc.filter(questions["question_id"], pc.invert(pc.is_in(questions["question_id"], value_set=query_ids)))
-    notes = coverage_notes(folder / "challenge_data", len(unjudged), pc.list_value_length(answers["pos_item_ids"]),
-                           query_ids)
+    notes = coverage_notes(
+        folder / "challenge_data", len(unjudged), pc.list_value_length(answers["pos_item_ids"]), query_ids
+    )
     return Truth(query_ids, passages["passage_id"], judgments, lambda: tasks, unjudged, notes)
 
 
@@ -70,6 +73,7 @@ def _parquet_files(folder: Path, config: str) -> list:
     if not files:
         raise FileNotFoundError(f"No {config}/{SPLIT}-*.parquet under {folder}: --data-dir must hold the M2KR tables.")
     return files
+
 
 # ---------------------------------------------------------------------------------------------------------------
 # The Candidate-pool Oracle, the MTEB tables, the card's prose and the report's view
@@ -80,11 +84,15 @@ def oracle(positives, rankings) -> list:
     rankings = python_lists(rankings)
     return reorder(rankings, positives.pairs.find(rankings) < 0)
 
+
 def mteb_tables(module, load):
     """M2KR: passage content and screenshot as the document, the question (may be empty), image and instruction
     (PreFLMR's query text starts with it) as the query, score 1 for every positive passage."""
     passages = load("challenge_passage")
-    yield "corpus", mteb.side(passages, {"passage_id": "id", "passage_content": "text", "image": "image"}, mteb.CORPUS_SPLIT)
+    yield (
+        "corpus",
+        mteb.side(passages, {"passage_id": "id", "passage_content": "text", "image": "image"}, mteb.CORPUS_SPLIT),
+    )
     queries = {"question_id": "id", "question": "text", "image": "image", "instruction": "instruction"}
     yield "query", mteb.side(load("challenge_data"), queries)
     yield from qrels_tables(module, load)
@@ -98,6 +106,7 @@ def qrels_tables(module, load):
     positives = table["pos_item_ids"]
     ones = pa.array([1] * len(pc.list_flatten(positives.combine_chunks())), pa.int32())
     yield "qrels", mteb.qrels(table["question_id"], positives, ones)
+
 
 CARD = {
     "trec_notes": (
@@ -160,10 +169,13 @@ print({{name: scores.recall[name] for name in ("Recall@1", "Recall@3", "Recall@5
 ```""",
 }
 
+
 def _grades(table: pa.Table, query_ids) -> dict:
     rows = rows_of(table, "question_id", query_ids)
-    return {qid: dict.fromkeys(ids, "positive") for qid, ids in zip(rows["question_id"].to_pylist(), rows["pos_item_ids"].to_pylist())}
-
+    return {
+        qid: dict.fromkeys(ids, "positive")
+        for qid, ids in zip(rows["question_id"].to_pylist(), rows["pos_item_ids"].to_pylist())
+    }
 
 
 VIEW = View(
@@ -201,8 +213,11 @@ M2KR = Benchmark(
     judgment_files=judgment_files,
     options=(
         Option(
-            "variants", tuple(m2kr_measures.VARIANTS), "recall: the M2KR track's measure; hit: FLMR's Recall@K "
-            "(any positive in the top k); strict: all positives in the top k", many=True,
+            "variants",
+            tuple(m2kr_measures.VARIANTS),
+            "recall: the M2KR track's measure; hit: FLMR's Recall@K "
+            "(any positive in the top k); strict: all positives in the top k",
+            many=True,
         ),
     ),
     breakdown=Breakdown("--by-task", "Task", "by_task"),
@@ -213,4 +228,3 @@ M2KR = Benchmark(
     report=VIEW,
     images_dir_option=True,
 )
-

@@ -51,8 +51,10 @@ def read_truth(data_dir) -> Truth:
     folder = existing_folder(data_dir)
     for name in SOURCE_FILES.values():
         if not (folder / name).is_file():
-            raise FileNotFoundError(f"{folder / name} is missing or not a file: the data folder must hold the official "
-                                    f"MIPR files ({', '.join(SOURCE_FILES.values())}).")
+            raise FileNotFoundError(
+                f"{folder / name} is missing or not a file: the data folder must hold the official "
+                f"MIPR files ({', '.join(SOURCE_FILES.values())})."
+            )
 
     def read():  # the builder's checks, config by config in its order; the image folders are its alone
         base = os.path.abspath(folder)  # as the builder names the files
@@ -73,18 +75,23 @@ def read_truth(data_dir) -> Truth:
             "categories": pa.DictionaryArray.from_arrays(paths.indices.take(codes), paths.dictionary),
         }
         lists = {name: pa.ListArray.from_arrays(items.offsets, values) for name, values in columns.items()}
-        return {"queries": {"idx": tables["queries"]["idx"]}, "corpus": {"item_id": corpus["item_id"]},
-                "judgments": {"idx": annotation["idx"], **lists}}
+        return {
+            "queries": {"idx": tables["queries"]["idx"]},
+            "corpus": {"item_id": corpus["item_id"]},
+            "judgments": {"idx": annotation["idx"], **lists},
+        }
 
     rules = sys.modules[read_config.__module__].__file__  # an edit of the rules makes a new cache entry
     tables = validated("mipr", [*(folder / name for name in SOURCE_FILES.values()), rules], read)
     queries, corpus, judged = tables["queries"], tables["corpus"], tables["judgments"]
     query_ids = judged["idx"]
-    judgments = mipr_measures.Qrels(judged["item_ids"], judged["grades"], judged["categories"],
-                                    query_ids=query_ids.to_pylist())
+    judgments = mipr_measures.Qrels(
+        judged["item_ids"], judged["grades"], judged["categories"], query_ids=query_ids.to_pylist()
+    )
     unjudged = pc.filter(queries["idx"], pc.invert(pc.is_in(queries["idx"], value_set=query_ids)))
-    notes = coverage_notes(folder / SOURCE_FILES["queries"], len(unjudged), pc.list_value_length(judged["item_ids"]),
-                           query_ids)
+    notes = coverage_notes(
+        folder / SOURCE_FILES["queries"], len(unjudged), pc.list_value_length(judged["item_ids"]), query_ids
+    )
     return Truth(query_ids, corpus["item_id"], judgments, partial(main_categories, judgments), unjudged, notes)
 
 
@@ -92,7 +99,9 @@ def main_categories(qrels) -> list:
     """Each query's most frequent first path segment among its L1 items (ties: first by name), else NO_L1."""
     l1 = qrels.gain[:-1] == GAINS["L1"]
     tops = pc.replace_substring_regex(qrels.paths, "-.*", "").take(qrels.category["path"][:-1][l1])  # first segment
-    counts = pa.table({"row": qrels.pairs.rows[l1], "top": tops}).group_by(["row", "top"]).aggregate([([], "count_all")])
+    counts = (
+        pa.table({"row": qrels.pairs.rows[l1], "top": tops}).group_by(["row", "top"]).aggregate([([], "count_all")])
+    )
     ranked = counts.sort_by([("count_all", "ascending"), ("top", "descending")])  # each row's best comes last
     best = dict(zip(ranked["row"].to_pylist(), ranked["top"].to_pylist()))
     return [best.get(row, NO_L1) for row in range(qrels.num_queries)]
@@ -116,7 +125,6 @@ def oracle(qrels, rankings, order: str = "baseline", category: str = "path", cov
         first = first_covers(qrels, judged, category, covered_by)
         ordered = reorder(ordered, 2 * (GAINS["L1"] - qrels.gain[judged]) + 1 - first)
     return ordered
-
 
 
 def mteb_tables(module, load):
@@ -143,14 +151,13 @@ def qrels_tables(module, load):
     yield "qrels-l1", mteb.qrels(table["idx"], ids, gains, keep=pc.equal(grades, "L1"))
 
 
-
 CARD = {
     "trec_notes": (
         "`qrels.txt` holds every judgment (L1=2, L2=1, N1, N2 and N3 0): trec_eval's `ndcg_cut.k` on it is "
         "MIPR's nDCG@k. `qrels-l1.txt` holds the L1 judgments only: trec_eval's `recall.k` and `success.k` on"
-        ' it are R-L1@k and Hit-L1@k over the queries with an L1 judgment (trec_eval leaves a query without '
+        " it are R-L1@k and Hit-L1@k over the queries with an L1 judgment (trec_eval leaves a query without "
         "one out; MIPR scores it 0 with the default `--no-l1 zero`). SC-R-L1 needs the products' categories "
-        'and has no trec_eval measure.'
+        "and has no trec_eval measure."
     ),
     "pretty_name": "MIPR",
     "language": ["zh"],
@@ -229,12 +236,17 @@ def _grades(table: pa.Table, query_ids) -> dict:
     }
 
 
-
 VIEW = View(
     top_k=10,
     main_measure="nDCG@10",
-    grades=(Grade("L1", "#1a9850"), Grade("L2", "#91cf60"), Grade("N1", "#fc8d59"), Grade("N2", "#fdae61"),
-            Grade("N3", "#d73027"), Grade("unjudged", "#bdbdbd")),
+    grades=(
+        Grade("L1", "#1a9850"),
+        Grade("L2", "#91cf60"),
+        Grade("N1", "#fc8d59"),
+        Grade("N2", "#fdae61"),
+        Grade("N3", "#d73027"),
+        Grade("unjudged", "#bdbdbd"),
+    ),
     relevant="L1",
     judgments_config="qrels",
     read_grades=_grades,
@@ -295,8 +307,14 @@ MIPR = Benchmark(
     mteb_tables=mteb_tables,
     qrels_tables=qrels_tables,
     bundled_runs=(
-        BundledRun("Qwen3-VL-Embedding-8B", "baseline/qwen3_vl_embedding_8b_top50.json", "baseline/simulated_embedding_top50.json"),
-        BundledRun("Qwen3-VL-Reranker-8B", "baseline/qwen3_vl_reranker_8b_top50.json", "baseline/simulated_reranker_top50.json"),
+        BundledRun(
+            "Qwen3-VL-Embedding-8B",
+            "baseline/qwen3_vl_embedding_8b_top50.json",
+            "baseline/simulated_embedding_top50.json",
+        ),
+        BundledRun(
+            "Qwen3-VL-Reranker-8B", "baseline/qwen3_vl_reranker_8b_top50.json", "baseline/simulated_reranker_top50.json"
+        ),
     ),
     report=VIEW,
     seed_table=tuple(
@@ -309,4 +327,3 @@ MIPR = Benchmark(
     ),
     seed_counts=(("num_multi_category_queries", 2664),),  # SC-R-L1@10*'s queries, two L1 categories or more
 )
-

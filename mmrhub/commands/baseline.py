@@ -33,13 +33,19 @@ def register(subparsers):
         "--top-k", type=int, default=50, help="candidates retrieved per query (default 50, as the seed)"
     )
     embedding = parser.add_argument_group("embedding model")
-    embedding.add_argument("--embedding-model", default=DEFAULT_MODELS["sentence-transformers"],
-                           help=f"Hub id or local folder (default: {DEFAULT_MODELS['sentence-transformers']})")
+    embedding.add_argument(
+        "--embedding-model",
+        default=DEFAULT_MODELS["sentence-transformers"],
+        help=f"Hub id or local folder (default: {DEFAULT_MODELS['sentence-transformers']})",
+    )
     embedding.add_argument("--embedding-backend", choices=BACKENDS, default="sentence-transformers")
     embedding.add_argument("--embedding-batch-size", type=int, default=32)
     reranker = parser.add_argument_group("reranker (the --dtype, --device and --num-workers options serve both models)")
-    reranker.add_argument("--reranker-model", default=DEFAULT_RERANKER,
-                          help=f"sentence-transformers CrossEncoder (default: {DEFAULT_RERANKER})")
+    reranker.add_argument(
+        "--reranker-model",
+        default=DEFAULT_RERANKER,
+        help=f"sentence-transformers CrossEncoder (default: {DEFAULT_RERANKER})",
+    )
     add_reranker_arguments(reranker)
     parser.set_defaults(func=run)
 
@@ -54,14 +60,25 @@ def pipeline_options(args) -> tuple:
     runtime = run_options(args)
     cache_dir = (lambda name: str(Path(args.cache_dir) / name)) if args.cache_dir else (lambda name: None)
     retrieve = RetrieveOptions(
-        data=data, model=args.embedding_model, backend=args.embedding_backend, batch_size=args.embedding_batch_size,
-        top_k=args.top_k, runtime=replace(runtime, cache_dir=cache_dir("embeddings")),
+        data=data,
+        model=args.embedding_model,
+        backend=args.embedding_backend,
+        batch_size=args.embedding_batch_size,
+        top_k=args.top_k,
+        runtime=replace(runtime, cache_dir=cache_dir("embeddings")),
         output=OutputOptions(path=str(embedding_run), score=False),
     )
     rerank = RerankOptions(
-        data=data, candidates=str(embedding_run), model=args.reranker_model, revision=args.revision,
-        max_length=args.max_length, prompt=args.prompt, batch_size=args.batch_size, top_n=args.top_n,
-        chunk_queries=args.chunk_queries, runtime=replace(runtime, cache_dir=cache_dir("rerank")),
+        data=data,
+        candidates=str(embedding_run),
+        model=args.reranker_model,
+        revision=args.revision,
+        max_length=args.max_length,
+        prompt=args.prompt,
+        batch_size=args.batch_size,
+        top_n=args.top_n,
+        chunk_queries=args.chunk_queries,
+        runtime=replace(runtime, cache_dir=cache_dir("rerank")),
         output=OutputOptions(path=str(reranked_run), score=False),
     )
     return retrieve, rerank
@@ -85,12 +102,18 @@ def run(args) -> int:
     embedding_run, reranked_run = retrieve_options.output.path, rerank_options.output.path
     truth = data.benchmark.read_truth(data.folder)
     request = ScoringRequest(
-        data.benchmark, data.data_dir, runs=(embedding_run, reranked_run),
+        data.benchmark,
+        data.data_dir,
+        runs=(embedding_run, reranked_run),
         names=(model_name(retrieve_options.model), model_name(rerank_options.model)),
-        oracle=embedding_run, rerank=embedding_run, measure_options={"k": data.benchmark.measures.DEFAULT_K},
+        oracle=embedding_run,
+        rerank=embedding_run,
+        measure_options={"k": data.benchmark.measures.DEFAULT_K},
     )
     rows = score_runs(request, truth)
     print(table([(row.name, row.result) for row in rows]))
-    print(f"Reranking and the Oracle operate on {model_name(retrieve_options.model)}'s top-{args.top_k} candidates; "
-          f"runs in {Path(args.output_dir)}.")
+    print(
+        f"Reranking and the Oracle operate on {model_name(retrieve_options.model)}'s top-{args.top_k} candidates; "
+        f"runs in {Path(args.output_dir)}."
+    )
     return 0

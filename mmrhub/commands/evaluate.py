@@ -21,8 +21,9 @@ from mmrhub.scoring.tables import write_json
 def register(subparsers) -> None:
     """Add ``evaluate`` and its per-benchmark subcommands."""
     parser = subparsers.add_parser(
-        "evaluate", help="score run files (official JSON, dict JSON as ranx writes it, TREC, M2KR Kaggle CSV; '-': "
-        "standard input): one table"
+        "evaluate",
+        help="score run files (official JSON, dict JSON as ranx writes it, TREC, M2KR Kaggle CSV; '-': "
+        "standard input): one table",
     )
     benchmarks = parser.add_subparsers(dest="benchmark_name", required=True, metavar="{mipr,m2kr}")
     for benchmark in BENCHMARKS.values():
@@ -43,9 +44,7 @@ def register(subparsers) -> None:
             benchmark.breakdown.flag, dest="breakdown", action="store_true", help="also print the means per group"
         )
         sub.add_argument("--per-query", action="store_true", help="also print every query's values")
-        sub.add_argument(
-            "--format", choices=FORMATS, default="markdown", help="the tables' format (default: markdown)"
-        )
+        sub.add_argument("--format", choices=FORMATS, default="markdown", help="the tables' format (default: markdown)")
         add_scoring_arguments(sub, benchmark)
         sub.set_defaults(func=run)
 

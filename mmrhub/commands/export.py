@@ -16,7 +16,7 @@ def register(subparsers):
         "--format",
         choices=FORMATS,
         default="hf",
-        help="hf: the builder's configs; mteb: MTEB's retrieval layout; trec: the judgments as trec_eval qrels files"
+        help="hf: the builder's configs; mteb: MTEB's retrieval layout; trec: the judgments as trec_eval qrels files",
     )
     parser.add_argument("--repo-id", help="the dataset repo the card's snippets name (default your-org/<benchmark>)")
     parser.add_argument("--metric-space", help="the metric Space named in the card (default your-org/<benchmark>)")

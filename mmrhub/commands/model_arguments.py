@@ -31,7 +31,9 @@ def add_dtype_argument(group) -> None:
 def add_device_arguments(group) -> None:
     """The DataLoader workers and the device."""
     group.add_argument(
-        "--num-workers", type=int, default=default_num_workers(),
+        "--num-workers",
+        type=int,
+        default=default_num_workers(),
         help="DataLoader workers decoding images (default: 4, or fewer on a smaller machine)",
     )
     group.add_argument("--device", help="default: cuda:<local rank> when CUDA is available, else cpu")
@@ -47,18 +49,22 @@ def add_reranker_arguments(group, batch_size: int = 16) -> None:
     """The reranker's options (all but --model); ``mmrhub baseline`` shares them with ``mmrhub rerank``."""
     group.add_argument("--revision", help="Hub revision (branch, tag or commit) of the reranker")
     add_dtype_argument(group)
-    group.add_argument(
-        "--max-length", type=int, help="max tokens of a (query, candidate) input (default: the model's)"
-    )
+    group.add_argument("--max-length", type=int, help="max tokens of a (query, candidate) input (default: the model's)")
     group.add_argument("--prompt", help="instruction given to the reranker (default: the model's own)")
     group.add_argument(
         "--batch-size", type=int, default=batch_size, help=f"pairs per forward pass (default {batch_size})"
     )
-    group.add_argument("--top-n", type=int, help="rerank only the first N candidates of each pool; the rest keep "
-                       "their baseline order after them (default: the whole pool)")
+    group.add_argument(
+        "--top-n",
+        type=int,
+        help="rerank only the first N candidates of each pool; the rest keep "
+        "their baseline order after them (default: the whole pool)",
+    )
     add_device_arguments(group)
     group.add_argument(
-        "--chunk-queries", type=int, default=64,
+        "--chunk-queries",
+        type=int,
+        default=64,
         help="queries per cached chunk of scores: an interrupted rerank resumes at the last chunk written",
     )
     add_cache_arguments(group, "pair score", "$HF_HOME/mmrhub/rerank")
@@ -78,8 +84,11 @@ def data_options(args) -> DataOptions:
 def run_options(args, cache_dir=None) -> RunOptions:
     """Device, dtype, workers and cache from the parsed arguments; ``cache_dir`` overrides --cache-dir."""
     return RunOptions(
-        device=args.device, dtype=args.dtype, num_workers=args.num_workers,
-        cache_dir=cache_dir or args.cache_dir, use_cache=not args.no_cache,
+        device=args.device,
+        dtype=args.dtype,
+        num_workers=args.num_workers,
+        cache_dir=cache_dir or args.cache_dir,
+        use_cache=not args.no_cache,
     )
 
 

@@ -27,9 +27,7 @@ def register(subparsers) -> None:
     for benchmark in BENCHMARKS.values():
         sub = benchmarks.add_parser(benchmark.name, help=f"{benchmark.title}: relevant items first, by grade")
         sub.add_argument("baseline", help="the baseline run whose pools are reordered")
-        sub.add_argument(
-            "--format", choices=FORMATS, default="markdown", help="the table's format (default: markdown)"
-        )
+        sub.add_argument("--format", choices=FORMATS, default="markdown", help="the table's format (default: markdown)")
         add_scoring_arguments(sub, benchmark)
         sub.set_defaults(func=run, breakdown=False)
 

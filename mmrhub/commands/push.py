@@ -1,5 +1,6 @@
 """``mmrhub push``: publish an exported dataset folder, or a metric folder as a Space, with ``huggingface_hub``."""
 
+
 def register(subparsers):
     """Add ``push``."""
     parser = subparsers.add_parser("push", help="upload an exported dataset repo or a metric folder (as a Space)")

@@ -24,8 +24,8 @@ SAMPLE_NOTE = (
 def register(subparsers) -> None:
     """Add ``reproduce``."""
     parser = subparsers.add_parser(
-        "reproduce", help="find the readings of the open metric rules that reproduce the published table (the MIPR "
-        "paper's)"
+        "reproduce",
+        help="find the readings of the open metric rules that reproduce the published table (the MIPR paper's)",
     )
     parser.add_argument("benchmark", choices=[name for name, b in BENCHMARKS.items() if b.seed_table])
     parser.add_argument(
@@ -50,8 +50,10 @@ def run(args) -> int:
     request = ScoringRequest(benchmark, args.data_dir).with_shipped_runs()
     with pandas_free.kept_out():
         truth = load_truth(request)
-        outcomes = [({**measure_options, **oracle_options}, differences(target, rows))
-                    for measure_options, oracle_options, rows in score_every_reading(request, truth)]
+        outcomes = [
+            ({**measure_options, **oracle_options}, differences(target, rows))
+            for measure_options, oracle_options, rows in score_every_reading(request, truth)
+        ]
     fewest = min(len(found) for _, found in outcomes)
     closest = [(options, found) for options, found in outcomes if len(found) == fewest]
     if request.sample and target.published:

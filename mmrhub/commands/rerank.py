@@ -17,12 +17,19 @@ from mmrhub.retrieve.options import RerankOptions
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Every argument of ``rerank``."""
     add_data_arguments(parser)
-    parser.add_argument("--candidates", metavar="RUN", required=True,
-                        help="the baseline run whose ranked items are each query's pool (e.g. an embedding top-50)")
+    parser.add_argument(
+        "--candidates",
+        metavar="RUN",
+        required=True,
+        help="the baseline run whose ranked items are each query's pool (e.g. an embedding top-50)",
+    )
     add_output_argument(parser)
     model = parser.add_argument_group("reranker")
-    model.add_argument("--model", default=DEFAULT_RERANKER,
-                       help=f"sentence-transformers CrossEncoder: Hub id or local folder (default: {DEFAULT_RERANKER})")
+    model.add_argument(
+        "--model",
+        default=DEFAULT_RERANKER,
+        help=f"sentence-transformers CrossEncoder: Hub id or local folder (default: {DEFAULT_RERANKER})",
+    )
     add_reranker_arguments(model)
     add_run_file_arguments(parser)
     return parser
@@ -31,8 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def build_parser() -> argparse.ArgumentParser:
     """The standalone parser of ``scripts/rerank.py``."""
     parser = argparse.ArgumentParser(
-        prog="rerank.py", description="Rerank each query's candidate pool with a multimodal cross-encoder, write and "
-        "score the run.",
+        prog="rerank.py",
+        description="Rerank each query's candidate pool with a multimodal cross-encoder, write and score the run.",
     )
     return add_arguments(parser)
 

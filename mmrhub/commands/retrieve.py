@@ -25,14 +25,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     model = parser.add_argument_group("model")
     model.add_argument("--backend", choices=BACKENDS, default="sentence-transformers")
     model.add_argument(
-        "--model", help=f"Hub id or local folder (default: {DEFAULT_MODELS['sentence-transformers']} for "
-        f"sentence-transformers, {DEFAULT_MODELS['transformers']} for transformers)"
+        "--model",
+        help=f"Hub id or local folder (default: {DEFAULT_MODELS['sentence-transformers']} for "
+        f"sentence-transformers, {DEFAULT_MODELS['transformers']} for transformers)",
     )
     model.add_argument("--revision", help="Hub revision (branch, tag or commit) of --model")
     add_dtype_argument(model)
     model.add_argument("--max-length", type=int, help="max text tokens (default: the model's own limit)")
     model.add_argument(
-        "--text-weight", type=float, default=0.5,
+        "--text-weight",
+        type=float,
+        default=0.5,
         help="fusion of separate image and text vectors: normalize((1-w)*image + w*text); image-only inputs use the "
         "image vector (default 0.5; unused by models that embed image+text as one input)",
     )
@@ -44,7 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     search.add_argument("--top-k", type=int, default=100)
     search.add_argument("--search", choices=SEARCHES, default="torch", help="exact top-k engine (faiss: IndexFlatIP)")
     search.add_argument(
-        "--candidates", metavar="BASELINE",
+        "--candidates",
+        metavar="BASELINE",
         help="rerank setting: a run file (e.g. MIPR's <data>/baseline/qwen3_vl_embedding_8b_top50.json) whose "
         "ranked items are each query's candidate pool",
     )

@@ -12,9 +12,10 @@ import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
-
 MARKER = ".mmrhub-export"
-_MARKER_NOTE = "Written by `mmrhub export`; `mmrhub export --overwrite` may replace this folder while it holds these files only."
+_MARKER_NOTE = (
+    "Written by `mmrhub export`; `mmrhub export --overwrite` may replace this folder while it holds these files only."
+)
 MAX_NAMED = 3
 
 
@@ -70,7 +71,9 @@ def check_replaceable(target: Path, protected=()):
         )
     others = sorted(_files(target) - listed - {MARKER})
     if others:
-        named = ", ".join(others[:MAX_NAMED]) + (f" and {len(others) - MAX_NAMED} more" if len(others) > MAX_NAMED else "")
+        named = ", ".join(others[:MAX_NAMED]) + (
+            f" and {len(others) - MAX_NAMED} more" if len(others) > MAX_NAMED else ""
+        )
         raise FileExistsError(
             f"{target} holds {len(others)} file(s) the export did not write ({named}): --overwrite never removes them. "
             "Move them out, or choose a new OUT folder."

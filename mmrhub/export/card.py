@@ -217,7 +217,7 @@ def render(
         )
         structure = (
             "The layout both mteb 1.x (`AbsTaskAny2AnyRetrieval`) and mteb 2 (`mteb.abstasks.retrieval_dataset_"
-            f"loaders.RetrievalDatasetLoader(\"{repo_id}\", revision=\"main\", split=\"{configs[-1].split}\")`) "
+            f'loaders.RetrievalDatasetLoader("{repo_id}", revision="main", split="{configs[-1].split}")`) '
             "read.\n\n" + text["mteb_metrics"]
         )
         evaluate = text["mteb_evaluate"]

@@ -2,7 +2,6 @@
 
 import json
 import os
-from pathlib import Path
 
 from mmrhub.export.parquet import portable_features
 from mmrhub.writing import write_text

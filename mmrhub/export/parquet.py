@@ -28,8 +28,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from datasets.features.features import require_storage_embed
 from datasets.table import embed_table_storage
-from datasets.utils.file_utils import xopen
 from datasets.utils import tqdm as hf_tqdm
+from datasets.utils.file_utils import xopen
 from datasets.utils.py_utils import convert_file_size_to_int
 from PIL import Image
 

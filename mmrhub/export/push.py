@@ -4,7 +4,6 @@ The token comes from the environment (``HF_TOKEN``) or a saved ``hf auth login``
 """
 
 import sys
-
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -12,8 +11,8 @@ from typing import Optional
 from huggingface_hub import HfApi
 from huggingface_hub import SpaceCard
 from huggingface_hub import get_token
-from huggingface_hub.utils import get_session
 from huggingface_hub.utils import filter_repo_objects
+from huggingface_hub.utils import get_session
 from huggingface_hub.utils import validate_repo_id
 
 REPO_TYPES = ("dataset", "space")

@@ -71,7 +71,9 @@ def export(
         return module.load(config, data_dir=data_dir, cache_dir=cache_dir, **(builder_options or {}))
 
     if format == "trec":
-        return _export_qrels(benchmark, module, load, Path(os.path.abspath(out)), overwrite, data_root(benchmark, data_dir))
+        return _export_qrels(
+            benchmark, module, load, Path(os.path.abspath(out)), overwrite, data_root(benchmark, data_dir)
+        )
     if format == "hf":
         tables = ((config, load(config)) for config in module.CONFIG_NAMES)
         default_config = benchmark.default_config
@@ -94,8 +96,14 @@ def export(
                 logger.info("%s: %d rows in %d file(s)", name, written.num_examples, len(written.files))
                 configs.append(ExportedConfig(name=name, split=split, features=dataset.features, written=written))
             card = render(
-                benchmark, module, configs, default_config, repo_id, metric_space,
-                mteb=format == "mteb", sample=data_dir is None,
+                benchmark,
+                module,
+                configs,
+                default_config,
+                repo_id,
+                metric_space,
+                mteb=format == "mteb",
+                sample=data_dir is None,
             )
             (work / "README.md").write_text(card, encoding="utf-8")
     except OSError as err:

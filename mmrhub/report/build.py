@@ -3,7 +3,6 @@
 import sys
 from dataclasses import dataclass
 from dataclasses import field
-from pathlib import Path
 
 from mmrhub.report import plots
 from mmrhub.report.gallery import build_gallery
@@ -46,25 +45,52 @@ def build_report(request: ReportRequest, truth) -> tuple:
     progress("drawing the plots")
     breakdown = benchmark.breakdown
     figures = [
-        (f"{measure} per {breakdown.label.lower()} (queries in brackets)", plots.group_bars(rows, breakdown.key, measure)),
+        (
+            f"{measure} per {breakdown.label.lower()} (queries in brackets)",
+            plots.group_bars(rows, breakdown.key, measure),
+        ),
         (f"Per-query {measure}", plots.distribution(rows, measure)),
     ]
     significance = significance_table(compare_runs(runs, PERMUTATIONS, SEED)) if len(runs) > 1 else ""
     if len(runs) == 2:
-        figures.append((f"{measure} per query, paired: above the diagonal {runs[1].name} wins", plots.paired(runs, measure)))
+        figures.append(
+            (f"{measure} per query, paired: above the diagonal {runs[1].name} wins", plots.paired(runs, measure))
+        )
     shown = pick_queries([row.result["per_query"] for row in runs], measure, request.queries, query_ids)
     progress(f"gallery: reading the images of {len(shown)} queries")
     gallery, decoded = build_gallery(benchmark, view, str(data_dir), runs, measure, shown, request.builder_options)
-    progress(f"gallery: {decoded.images} distinct images, {decoded.cached} from the thumbnail cache, "
-             f"{len(decoded.failures)} not shown")
+    progress(
+        f"gallery: {decoded.images} distinct images, {decoded.cached} from the thumbnail cache, "
+        f"{len(decoded.failures)} not shown"
+    )
     missing = missing_line(decoded.failures)
-    how = ("the queries asked for" if query_ids else
-           f"the {len(shown)} queries where the runs' {measure} differs most" if len(runs) > 1 else
-           f"the {len(shown)} queries with the lowest {measure}")
-    gallery_caption = (f"{how[0].upper()}{how[1:]}: each run's top {view.top_k} (rank, grade, id and the start of the "
-                       "text under each thumbnail; hover for more).")
-    where = f"bundled {benchmark.title} sample, not the benchmark: its numbers mean nothing" if scoring.sample else str(data_dir)
+    how = (
+        "the queries asked for"
+        if query_ids
+        else f"the {len(shown)} queries where the runs' {measure} differs most"
+        if len(runs) > 1
+        else f"the {len(shown)} queries with the lowest {measure}"
+    )
+    gallery_caption = (
+        f"{how[0].upper()}{how[1:]}: each run's top {view.top_k} (rank, grade, id and the start of the "
+        "text under each thumbnail; hover for more)."
+    )
+    where = (
+        f"bundled {benchmark.title} sample, not the benchmark: its numbers mean nothing"
+        if scoring.sample
+        else str(data_dir)
+    )
     caption = f"{len(truth.query_ids)} judged queries; data: {where}."
-    page = render(f"{benchmark.title} report: {', '.join(row.name for row in runs)}", caption, rows, figures,
-                  significance, gallery, view, measure, gallery_caption, missing)
+    page = render(
+        f"{benchmark.title} report: {', '.join(row.name for row in runs)}",
+        caption,
+        rows,
+        figures,
+        significance,
+        gallery,
+        view,
+        measure,
+        gallery_caption,
+        missing,
+    )
     return page, rows, missing

@@ -69,8 +69,9 @@ def _top(run, query_id: str, k: int) -> list:
     return run.rankings[row].values[:k].to_pylist()
 
 
-def build_gallery(benchmark, view, data_dir: str, runs: list, measure: str, query_ids: list,
-                  builder_options=None) -> tuple:
+def build_gallery(
+    benchmark, view, data_dir: str, runs: list, measure: str, query_ids: list, builder_options=None
+) -> tuple:
     """(the Query rows, Decoded). ``runs``: scored rows with a run (not the oracle); ``query_ids`` in the order
     shown."""
     builder = benchmark.builder()
@@ -86,8 +87,15 @@ def build_gallery(benchmark, view, data_dir: str, runs: list, measure: str, quer
             top = _top(row.run, qid, k)
             missed = [item_id for item_id in relevant if item_id not in top]
             value = row.result["per_query"][measure][row.result["per_query"]["query_id"].index(qid)]
-            shown.append(RunRanking(row.name, value, [Item(i, judged.get(i, view.unjudged)) for i in top],
-                                    [Item(i, judged[i]) for i in missed[:k]], len(missed)))
+            shown.append(
+                RunRanking(
+                    row.name,
+                    value,
+                    [Item(i, judged.get(i, view.unjudged)) for i in top],
+                    [Item(i, judged[i]) for i in missed[:k]],
+                    len(missed),
+                )
+            )
         gallery.append(Query(qid, "", "", shown))
     return gallery, _decode(benchmark, load, gallery)
 

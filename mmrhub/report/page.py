@@ -20,7 +20,8 @@ body { font-family: system-ui, "Noto Sans CJK SC", "WenQuanYi Micro Hei", sans-s
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }
 .caption { color: #666; font-size: 0.9em; }
 table { border-collapse: collapse; font-size: 0.9em; margin: 0.5em 0; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
 th { background: #f3f3f3; }
 .figures { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
 .figures svg { max-width: 100%; height: auto; }
@@ -81,7 +82,7 @@ def _legend(view) -> str:
 
 def clip(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters, an ellipsis marking the cut."""
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "\u2026"
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
 
 
 class Thumbnails:
@@ -101,41 +102,61 @@ class Thumbnails:
     def script(self) -> str:
         """The JSON block of every thumbnail and the script that fills in the sources."""
         table = json.dumps({name: uri for uri, name in self.names.items()})
-        return (f'<script type="application/json" id="thumbnails">{table}</script>\n<script>\n'
-                'const thumbnails = JSON.parse(document.getElementById("thumbnails").textContent);\n'
-                'for (const img of document.querySelectorAll("img[data-thumbnail]")) '
-                "img.src = thumbnails[img.dataset.thumbnail];\n</script>")
+        return (
+            f'<script type="application/json" id="thumbnails">{table}</script>\n<script>\n'
+            'const thumbnails = JSON.parse(document.getElementById("thumbnails").textContent);\n'
+            'for (const img of document.querySelectorAll("img[data-thumbnail]")) '
+            "img.src = thumbnails[img.dataset.thumbnail];\n</script>"
+        )
 
 
 def _item(item, label: str, classes: dict, thumbnails: Thumbnails, missed: bool = False) -> str:
     hover = f"{item.item_id} [{item.grade}] {clip(item.text, HOVER_CHARS)}"
     kind = "item missed" if missed else "item"
     image = thumbnails.image(item.thumbnail, item.item_id, f'alt="{escape(item.item_id)}" title="{escape(hover)}"')
-    return (f'<figure class="{kind} {classes[item.grade]}">{image}<figcaption>{escape(label)}'
-            f'<span class="id">{escape(item.item_id)}</span><span class="text">{escape(clip(item.text, TEXT_CHARS))}'
-            "</span></figcaption></figure>")
+    return (
+        f'<figure class="{kind} {classes[item.grade]}">{image}<figcaption>{escape(label)}'
+        f'<span class="id">{escape(item.item_id)}</span><span class="text">{escape(clip(item.text, TEXT_CHARS))}'
+        "</span></figcaption></figure>"
+    )
 
 
 def _query(query, measure: str, classes: dict, thumbnails: Thumbnails) -> str:
     runs = ""
     for run in query.runs:
-        ranked = "".join(_item(item, f"{rank} {item.grade}", classes, thumbnails)
-                         for rank, item in enumerate(run.ranked, 1))
+        ranked = "".join(
+            _item(item, f"{rank} {item.grade}", classes, thumbnails) for rank, item in enumerate(run.ranked, 1)
+        )
         missed = "".join(_item(item, f"missed {item.grade}", classes, thumbnails, True) for item in run.missed)
         more = run.missed_total - len(run.missed)
         missed += f'<span class="sep">+{more} more</span>' if more else ""
         separator = f'<span class="sep">missed {run.missed_total}:</span>' if run.missed_total else ""
-        runs += (f'<div class="run"><div class="run-name">{escape(run.name)}<br>{escape(measure)} {cell(run.value)}'
-                 f"</div>{ranked}{separator}{missed}</div>")
-    image = thumbnails.image(query.thumbnail, f"query {query.query_id}",
-                             f'class="query-image" alt="query {escape(query.query_id)}"')
-    head = (f'<div class="query-head">{image}'
-            f"<b>{escape(query.query_id)}</b> {escape(query.text) or '<i>(no question)</i>'}</div>")
+        runs += (
+            f'<div class="run"><div class="run-name">{escape(run.name)}<br>{escape(measure)} {cell(run.value)}'
+            f"</div>{ranked}{separator}{missed}</div>"
+        )
+    image = thumbnails.image(
+        query.thumbnail, f"query {query.query_id}", f'class="query-image" alt="query {escape(query.query_id)}"'
+    )
+    head = (
+        f'<div class="query-head">{image}'
+        f"<b>{escape(query.query_id)}</b> {escape(query.text) or '<i>(no question)</i>'}</div>"
+    )
     return f'<div class="query" data-query-id="{escape(query.query_id)}">{head}<div>{runs}</div></div>'
 
 
-def render(title: str, caption: str, rows: list, figures: list, significance: str, gallery: list, view,
-           measure: str, gallery_caption: str, missing: str = "") -> str:
+def render(
+    title: str,
+    caption: str,
+    rows: list,
+    figures: list,
+    significance: str,
+    gallery: list,
+    view,
+    measure: str,
+    gallery_caption: str,
+    missing: str = "",
+) -> str:
     """``figures``: (heading, inline SVG) pairs; ``significance``: the paired tests' tables, or '' for a single run;
     ``missing``: the line on the images not shown, or ''."""
     classes = _grade_classes(view)

@@ -13,8 +13,15 @@ import numpy as np
 
 from mmrhub.report.selection import values
 
-STYLE = {"svg.fonttype": "none", "svg.hashsalt": "mmrhub", "font.size": 9, "axes.spines.top": False,
-         "axes.spines.right": False, "text.parse_math": False, "text.usetex": False}
+STYLE = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "mmrhub",
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "text.parse_math": False,
+    "text.usetex": False,
+}
 WIDTH = 7.5  # inches
 
 
@@ -25,7 +32,7 @@ def _svg(figure) -> str:
         warnings.filterwarnings("ignore", message="Glyph .* missing from font")
         figure.savefig(buffer, format="svg", bbox_inches="tight")
     text = buffer.getvalue()
-    return text[text.index("<svg"):]  # inline: no XML declaration or doctype
+    return text[text.index("<svg") :]  # inline: no XML declaration or doctype
 
 
 def _figure(width: float, height: float):
@@ -50,8 +57,9 @@ def group_bars(rows: list, key: str, measure: str) -> str:
             means = [np.nan if value is None else 100 * value for value in means]
             axes.barh(positions + index * height, means, height=height, label=row.name)
         counts = [rows[0].result[key][group]["num_queries"] for group in groups]
-        axes.set_yticks(positions + height * (len(rows) - 1) / 2,
-                        [f"{group} ({count})" for group, count in zip(groups, counts)])
+        axes.set_yticks(
+            positions + height * (len(rows) - 1) / 2, [f"{group} ({count})" for group, count in zip(groups, counts)]
+        )
         axes.invert_yaxis()
         axes.set_xlim(0, 100)
         axes.set_xlabel(f"{measure} (x100)")
@@ -82,8 +90,11 @@ def paired(rows: list, measure: str) -> str:
     a, b = 100 * a[keep], 100 * b[keep]
     with matplotlib.rc_context(STYLE):
         figure, axes = _figure(4.6, 4.2)
-        for mask, colour, what in ((b > a, "#1a9850", f"{rows[1].name} better"), (b < a, "#d73027", f"{rows[0].name} better"),
-                                   (b == a, "#969696", "tie")):
+        for mask, colour, what in (
+            (b > a, "#1a9850", f"{rows[1].name} better"),
+            (b < a, "#d73027", f"{rows[0].name} better"),
+            (b == a, "#969696", "tie"),
+        ):
             axes.scatter(a[mask], b[mask], s=14, alpha=0.6, color=colour, label=f"{what}: {int(mask.sum())}")
         axes.plot([0, 100], [0, 100], color="#636363", linewidth=0.8)
         axes.set_xlim(-3, 103), axes.set_ylim(-3, 103)

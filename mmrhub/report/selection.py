@@ -19,7 +19,9 @@ def pick_queries(per_query_of_runs: list, measure: str, count: int, query_ids=No
     if query_ids:
         unknown = sorted(set(query_ids) - set(known))
         if unknown:
-            raise ValueError(f"--query-ids: {len(unknown)} id(s) are not judged queries of the benchmark, e.g. {unknown[0]!r}")
+            raise ValueError(
+                f"--query-ids: {len(unknown)} id(s) are not judged queries of the benchmark, e.g. {unknown[0]!r}"
+            )
         return list(dict.fromkeys(query_ids))
     table = np.stack([values(per_query, measure) for per_query in per_query_of_runs])
     if len(table) > 1:

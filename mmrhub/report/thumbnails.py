@@ -106,7 +106,14 @@ def thumbnails(references: list, cache: ThumbnailCache, size: int = THUMBNAIL_PX
         # shrink checks the pixel limit itself and reports it per image; Pillow's own warning would repeat it.
         warnings.simplefilter("ignore", Image.DecompressionBombWarning)
         jobs = pool.map(lambda reference: thumbnail(reference, cache, size), references)
-        bar = tqdm(jobs, total=len(references), desc="thumbnails", unit="image", file=sys.stderr,
-                   disable=not sys.stderr.isatty(), leave=False)
+        bar = tqdm(
+            jobs,
+            total=len(references),
+            desc="thumbnails",
+            unit="image",
+            file=sys.stderr,
+            disable=not sys.stderr.isatty(),
+            leave=False,
+        )
         results = list(bar)
     return [uri for uri, _ in results], sum(hit for _, hit in results)

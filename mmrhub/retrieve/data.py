@@ -23,8 +23,9 @@ def load_side(data: DataOptions, side: str) -> LoadedSide:
     benchmark = data.benchmark
     table = getattr(benchmark, side)
     options = benchmark.builder_options(images_dir=data.images_dir)
-    dataset = benchmark.builder().load(table.config, data_dir=data.folder, split=data.split or benchmark.split,
-                                       **options)
+    dataset = benchmark.builder().load(
+        table.config, data_dir=data.folder, split=data.split or benchmark.split, **options
+    )
     return LoadedSide(dataset, table, list(dataset[table.id_column]))
 
 

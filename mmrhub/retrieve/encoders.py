@@ -76,8 +76,16 @@ class DualEncoder:
 
     backend = "transformers"
 
-    def __init__(self, model_id, revision=None, device="cpu", dtype=torch.float32, max_length=None,
-                 text_weight=0.5, query_prompt=None):
+    def __init__(
+        self,
+        model_id,
+        revision=None,
+        device="cpu",
+        dtype=torch.float32,
+        max_length=None,
+        text_weight=0.5,
+        query_prompt=None,
+    ):
         from transformers import AutoModel
         from transformers import AutoProcessor
 
@@ -152,8 +160,16 @@ class SentenceTransformersEncoder:
 
     backend = "sentence-transformers"
 
-    def __init__(self, model_id, revision=None, device="cpu", dtype=torch.float32, max_length=None,
-                 text_weight=0.5, query_prompt=None):
+    def __init__(
+        self,
+        model_id,
+        revision=None,
+        device="cpu",
+        dtype=torch.float32,
+        max_length=None,
+        text_weight=0.5,
+        query_prompt=None,
+    ):
         from sentence_transformers import SentenceTransformer
 
         self.model = SentenceTransformer(model_id, revision=revision, device=str(device), model_kwargs={"dtype": dtype})
@@ -185,8 +201,12 @@ class SentenceTransformersEncoder:
         encode = self.model.encode_query if role == QUERIES else self.model.encode_document
         kwargs = {"prompt": self.query_prompt} if role == QUERIES and self.query_prompt is not None else {}
         vectors = encode(
-            inputs, batch_size=len(inputs), convert_to_tensor=True, normalize_embeddings=True,
-            show_progress_bar=False, **kwargs,
+            inputs,
+            batch_size=len(inputs),
+            convert_to_tensor=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+            **kwargs,
         )
         return vectors.float()
 

@@ -101,4 +101,3 @@ class RerankOptions:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"--{name.replace('_', '-')} {value}: must be at least 1.")
-

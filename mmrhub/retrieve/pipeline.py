@@ -26,8 +26,8 @@ from mmrhub.retrieve.runfile import read_pools
 from mmrhub.retrieve.topk import exact_topk
 from mmrhub.retrieve.topk import faiss_topk
 from mmrhub.retrieve.topk import pool_topk
-from mmrhub.scoring.run_writing import write_run
 from mmrhub.scoring.request import ScoringRequest
+from mmrhub.scoring.run_writing import write_run
 from mmrhub.scoring.score import score_runs
 from mmrhub.scoring.tables import table
 
@@ -35,8 +35,9 @@ from mmrhub.scoring.tables import table
 def embed(side: LoadedSide, role, encoder, context, options: RetrieveOptions, phases) -> torch.Tensor:
     """This rank's shard through the encoder, gathered: (len(side.dataset), dim) float32 on the device, in order."""
     items = Items(distributed.shard(side.dataset, context), side.table)
-    batches = loader(items, encoder.collate(role), options.batch_size, options.runtime.num_workers,
-                     context.device.type == "cuda")
+    batches = loader(
+        items, encoder.collate(role), options.batch_size, options.runtime.num_workers, context.device.type == "cuda"
+    )
     started = time.perf_counter()
     vectors = []
     desc = f"embed {role}" + (f" (rank 0 of {context.world_size})" if context.distributed else "")
@@ -98,8 +99,11 @@ def _run(options: RetrieveOptions, context) -> int:
     phases = Phases(context)
     dtype = resolve_dtype(options.runtime.dtype, context.device)
     if context.device.type == "cpu":
-        phases.say(f"CUDA is not available: running on CPU ({dtype}, {torch.get_num_threads()} threads)."
-                   if not torch.cuda.is_available() else f"Running on CPU ({dtype}) as asked.")
+        phases.say(
+            f"CUDA is not available: running on CPU ({dtype}, {torch.get_num_threads()} threads)."
+            if not torch.cuda.is_available()
+            else f"Running on CPU ({dtype}) as asked."
+        )
     else:
         name = torch.cuda.get_device_name(context.device)
         phases.say(f"Running on {name} ({dtype}), {context.world_size} process(es).")
@@ -112,8 +116,14 @@ def _run(options: RetrieveOptions, context) -> int:
 
     started = time.perf_counter()
     encoder = build_encoder(
-        options.backend, options.model, revision=options.revision, device=context.device, dtype=dtype,
-        max_length=options.max_length, text_weight=options.text_weight, query_prompt=options.query_prompt,
+        options.backend,
+        options.model,
+        revision=options.revision,
+        device=context.device,
+        dtype=dtype,
+        max_length=options.max_length,
+        text_weight=options.text_weight,
+        query_prompt=options.query_prompt,
     )
     phases.done("load model", 0, started, f" ({options.backend}: {options.model})")
 
@@ -127,12 +137,23 @@ def _run(options: RetrieveOptions, context) -> int:
     output = write_run(options.output.run_path(benchmark.name, options.model), queries.ids, ids, values)
     phases.say(f"Run written to {output} ({len(queries.ids):,} queries).")
     if options.output.score:
-        request = ScoringRequest(benchmark, data.data_dir, runs=(str(output),), rerank=options.candidates,
-                                 measure_options={"k": benchmark.measures.DEFAULT_K})
+        request = ScoringRequest(
+            benchmark,
+            data.data_dir,
+            runs=(str(output),),
+            rerank=options.candidates,
+            measure_options={"k": benchmark.measures.DEFAULT_K},
+        )
         rows = score_runs(request, truth)
         print(table([(row.name, row.result) for row in rows]))
     if options.output.stats_json:
-        stats = {"device": str(context.device), "world_size": context.world_size, "dtype": str(dtype),
-                 "model": options.model, "backend": options.backend, "phases": phases.stats}
+        stats = {
+            "device": str(context.device),
+            "world_size": context.world_size,
+            "dtype": str(dtype),
+            "model": options.model,
+            "backend": options.backend,
+            "phases": phases.stats,
+        }
         Path(options.output.stats_json).write_text(json.dumps(stats, indent=1))
     return 0

@@ -29,10 +29,10 @@ from mmrhub.retrieve.rerank_pairs import shard
 from mmrhub.retrieve.reranker import PairItems
 from mmrhub.retrieve.reranker import Reranker
 from mmrhub.retrieve.runfile import read_pools
-from mmrhub.scoring.run_validation import check_pool
-from mmrhub.scoring.run_reading import read_run
-from mmrhub.scoring.run_writing import write_run
 from mmrhub.scoring.request import ScoringRequest
+from mmrhub.scoring.run_reading import read_run
+from mmrhub.scoring.run_validation import check_pool
+from mmrhub.scoring.run_writing import write_run
 from mmrhub.scoring.score import score_runs
 from mmrhub.scoring.tables import table
 
@@ -63,8 +63,14 @@ def _run(options: RerankOptions, context) -> int:
     pools, fingerprints = distributed.broadcast((pools, fingerprints), context)
 
     started = time.perf_counter()
-    reranker = Reranker(options.model, revision=options.revision, device=context.device, dtype=dtype,
-                        max_length=options.max_length, prompt=options.prompt)
+    reranker = Reranker(
+        options.model,
+        revision=options.revision,
+        device=context.device,
+        dtype=dtype,
+        max_length=options.max_length,
+        prompt=options.prompt,
+    )
     phases.done("load model", 0, started, f" (CrossEncoder: {options.model})")
 
     cache = ScoreCache(runtime.cache_dir, reranker.identity, fingerprints) if runtime.use_cache else None
@@ -91,19 +97,30 @@ def _run(options: RerankOptions, context) -> int:
     check_pool(read_run(output), read_run(options.candidates))
     phases.say(f"Run written to {output} ({len(queries.ids):,} queries; pools of {options.candidates} kept).")
     if options.output.score:
-        request = ScoringRequest(benchmark, data.data_dir, runs=(str(output),), rerank=options.candidates,
-                                 measure_options={"k": benchmark.measures.DEFAULT_K})
+        request = ScoringRequest(
+            benchmark,
+            data.data_dir,
+            runs=(str(output),),
+            rerank=options.candidates,
+            measure_options={"k": benchmark.measures.DEFAULT_K},
+        )
         rows = score_runs(request, truth)
         print(table([(row.name, row.result) for row in rows]))
     if options.output.stats_json:
-        stats = {"device": str(context.device), "world_size": context.world_size, "dtype": str(dtype),
-                 "model": options.model, "phases": phases.stats}
+        stats = {
+            "device": str(context.device),
+            "world_size": context.world_size,
+            "dtype": str(dtype),
+            "model": options.model,
+            "phases": phases.stats,
+        }
         Path(options.output.stats_json).write_text(json.dumps(stats, indent=1))
     return 0
 
 
-def score_chunks(mine, queries: LoadedSide, corpus: LoadedSide, reranker, cache, context, options: RerankOptions,
-                 phases) -> list:
+def score_chunks(
+    mine, queries: LoadedSide, corpus: LoadedSide, reranker, cache, context, options: RerankOptions, phases
+) -> list:
     """This rank's chunks' scores (float32 arrays, chunk order): read from the cache, or scored and then cached
     chunk by chunk."""
     keys = [chunk.key(queries.ids, corpus.ids) for chunk in mine]
@@ -127,7 +144,10 @@ def score_chunks(mine, queries: LoadedSide, corpus: LoadedSide, reranker, cache,
     items = PairItems(Items(queries.dataset, queries.table), Items(corpus.dataset, corpus.table), pairs)
     num_workers = options.runtime.num_workers
     loader = torch.utils.data.DataLoader(
-        items, batch_sampler=batch_list, num_workers=num_workers, collate_fn=reranker.collate(),
+        items,
+        batch_sampler=batch_list,
+        num_workers=num_workers,
+        collate_fn=reranker.collate(),
         prefetch_factor=4 if num_workers else None,
     )
     pending = {i: np.full(len(mine[i].pairs), np.nan, dtype=np.float32) for i in todo}

@@ -48,5 +48,5 @@ def reranked(pool: list, scores: list):
     """(ranked items, their scores): the scored head of the pool by score, ties by baseline rank, then the
     unscored tail in its baseline order, with no score."""
     head = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
-    items = [pool[i] for i in head] + list(pool[len(scores):])
+    items = [pool[i] for i in head] + list(pool[len(scores) :])
     return items, [float(scores[i]) for i in head] + [None] * (len(pool) - len(scores))

@@ -62,8 +62,9 @@ class Reranker:
 
         if os.path.isdir(model_id):
             model_id = os.path.abspath(model_id)
-        self.model = CrossEncoder(model_id, revision=revision, device=str(device), max_length=max_length,
-                                  model_kwargs={"dtype": dtype})
+        self.model = CrossEncoder(
+            model_id, revision=revision, device=str(device), max_length=max_length, model_kwargs={"dtype": dtype}
+        )
         if not self.model.supports(("image", "text")) and not self.model.supports("message"):
             raise ValueError(
                 f"--model {model_id}: this CrossEncoder takes {', '.join(map(str, self.model.modalities))} only; "

@@ -42,8 +42,8 @@ def _block_topk(scores, k):
 
 
 def _matmul(queries, block, out):
-    """queries @ block.T into ``out``. On CPU numpy's BLAS (OpenBLAS, like faiss's) is used: torch's MKL
-    sgemm ran this shape 1.7x slower on the AMD EPYC where bench/topk_cpu.py was measured."""
+    """queries @ block.T into ``out``. On CPU numpy's BLAS (OpenBLAS, like faiss's) is used: torch's MKL sgemm
+    ran this shape slower (bench/topk_cpu.py; figures in bench/README.md)."""
     if queries.device.type == "cpu" and queries.dtype == torch.float32 and block.dtype == torch.float32:
         np.matmul(queries.numpy(), block.numpy().T, out=out.numpy())
         return out

@@ -35,15 +35,18 @@ def footnote(comparison) -> str:
     """What the p-values are, the correction and its family, and the measures tested on fewer queries or not at all;
     only what applies to the measures shown."""
     count = len(comparison.pairs)
-    notes = [f"p: {TEST}, {comparison.permutations} sign flips (seed {comparison.seed}), over the queries both runs "
-             "define."]
+    notes = [
+        f"p: {TEST}, {comparison.permutations} sign flips (seed {comparison.seed}), over the queries both runs define."
+    ]
     if count == 1:
         notes.append("One pair: nothing to correct.")
     elif comparison.correction == "none":
         notes.append(f"p is not corrected for the {count} pairs.")
     else:
-        notes.append(f"{corrected_column(comparison)}: {comparison.correction.capitalize()}-adjusted per measure "
-                     f"across the {count} pairs (the family: one measure's {count} tests).")
+        notes.append(
+            f"{corrected_column(comparison)}: {comparison.correction.capitalize()}-adjusted per measure "
+            f"across the {count} pairs (the family: one measure's {count} tests)."
+        )
     for measure, counts in _partial(comparison).items():
         if max(counts) == 0:
             notes.append(f"{measure} is defined on no query of both runs and is not tested.")

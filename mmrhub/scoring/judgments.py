@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Callable
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from mmrhub.scoring import judgment_cache
 

@@ -86,7 +86,14 @@ def json_payload(request: ScoringRequest, truth, rows) -> dict:
         run = row.run.path if row.run else None
         averaged = queries_averaged(row)
         runs.append(
-            {"name": row.name, "run": run, "aggregate": result, "queries_averaged": averaged, **groups, "per_query": values}
+            {
+                "name": row.name,
+                "run": run,
+                "aggregate": result,
+                "queries_averaged": averaged,
+                **groups,
+                "per_query": values,
+            }
         )
     return {
         "benchmark": request.benchmark.name,

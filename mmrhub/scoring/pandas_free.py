@@ -1,9 +1,9 @@
 """Keep pandas out of the scoring processes.
 
-pyarrow imports pandas (0.4 s, over a second on a busy machine) the first time it converts anything to or from
-numpy, only to recognise pandas objects. Scoring hands it none, so the scoring commands make ``import pandas``
-fail (pyarrow then does without), and let it work again before anything that needs pandas is imported (the
-builders, through ``datasets``).
+pyarrow imports pandas (a noticeable share of a scoring call; bench/README.md) the first time it converts
+anything to or from numpy, only to recognise pandas objects. Scoring hands it none, so the scoring commands make
+``import pandas`` fail (pyarrow then does without), and let it work again before anything that needs pandas is
+imported (the builders, through ``datasets``).
 """
 
 import sys
@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 
 class _NoPandas:
-    """A meta path finder (duck-typed: importlib.abc costs 10 ms of imports) that refuses pandas."""
+    """A meta path finder (duck-typed, sparing the imports of importlib.abc) that refuses pandas."""
 
     def find_spec(self, name, path=None, target=None):
         if name == "pandas":

@@ -70,4 +70,3 @@ def zero_based_offsets(lists: pa.ListArray) -> pa.Array:
     """Offsets that start at 0 (a sliced list array's do not)."""
     offsets = lists.offsets
     return pc.subtract(offsets, offsets[0])
-

@@ -56,4 +56,3 @@ class RunSource:
     def stream(self):
         """What pyarrow's readers open: the file's path (they stream it), or a reader over standard input's bytes."""
         return self.name if self.data is None else pa.BufferReader(self.data)
-

@@ -11,7 +11,6 @@ from mmrhub.scoring.run import Run
 from mmrhub.scoring.run import RunError
 from mmrhub.scoring.run import zero_based_offsets
 
-
 _RANKED = pa.list_(pa.struct([("did", pa.string()), ("score", pa.float64())]))
 _JSON_SCHEMA = pa.schema([("run", pa.list_(pa.struct([("qid", pa.string()), ("ranked", _RANKED)])))])
 _JSON_PREFIX, _JSON_SUFFIX = b'{"run": ', b"}\n"
@@ -70,18 +69,27 @@ def _read_json_slowly(path: str, data: bytes) -> Run:
         dids = [_id(item.get("did")) if isinstance(item, dict) else None for item in entry["ranked"]]
         if None in dids:
             position = dids.index(None) + 1
-            raise RunError(f'{where} (query {qid!r}) position {position}: expected {{"did": "<id>", "score": <number>}}'
-                           f', got {entry["ranked"][position - 1]!r}')
+            raise RunError(
+                f'{where} (query {qid!r}) position {position}: expected {{"did": "<id>", "score": <number>}}'
+                f", got {entry['ranked'][position - 1]!r}"
+            )
         row_scores = [item.get("score") for item in entry["ranked"]]
         for position, score in enumerate(row_scores, 1):
             if not _is_number(score):
-                problems.append(f"query {qid!r} position {position} (entry {number}): score {score!r} is not a finite "
-                                "number")
+                problems.append(
+                    f"query {qid!r} position {position} (entry {number}): score {score!r} is not a finite number"
+                )
         query_ids.append(qid)
         rankings.append(dids)
         scores.append([score if _is_number(score) else None for score in row_scores])
-    return Run(path, "json", pa.array(query_ids, pa.string()), pa.array(rankings, pa.list_(pa.string())),
-               pa.array(scores, pa.list_(pa.float64())), problems=problems)
+    return Run(
+        path,
+        "json",
+        pa.array(query_ids, pa.string()),
+        pa.array(rankings, pa.list_(pa.string())),
+        pa.array(scores, pa.list_(pa.float64())),
+        problems=problems,
+    )
 
 
 def _id(value):
@@ -94,4 +102,3 @@ def _id(value):
 def _is_number(value) -> bool:
     """A score may be absent (None) or a JSON number; booleans and strings are not scores."""
     return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
-

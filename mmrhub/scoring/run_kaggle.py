@@ -15,7 +15,6 @@ from mmrhub.scoring.run import RunError
 from mmrhub.scoring.run import zero_based_offsets
 
 
-
 def read_kaggle(source, bom: int) -> Run:
     """M2KR Kaggle submission: ``question_id,passage_id`` (a JSON list of ids), with or without the header,
     with or without a pandas index column. pyarrow's CSV reader reads the cells and its JSON reader the lists."""
@@ -30,13 +29,17 @@ def read_kaggle(source, bom: int) -> Run:
             source.stream(),
             read_options=pacsv.ReadOptions(column_names=names, skip_rows=header, use_threads=False),
             parse_options=pacsv.ParseOptions(ignore_empty_lines=False),
-            convert_options=pacsv.ConvertOptions(column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=False),
+            convert_options=pacsv.ConvertOptions(
+                column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=False
+            ),
         ):
             query_ids.append(pc.utf8_trim_whitespace(rows[names[-2]]))
             # the block's lists as the JSON Lines document {"ids": [...]}, one line per row
             lines = pc.binary_join_element_wise('{"ids": ', rows[names[-1]], "}", "")
             document = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(lines)], pa.int32()), lines), "\n")[0]
-            rankings.append(paj.read_json(pa.BufferReader(document.as_buffer()), parse_options=options)["ids"].combine_chunks())
+            rankings.append(
+                paj.read_json(pa.BufferReader(document.as_buffer()), parse_options=options)["ids"].combine_chunks()
+            )
         qids, ids = pa.concat_arrays(query_ids), pa.concat_arrays(rankings)
         if len(ids) != len(qids) or ids.null_count or ids.values.null_count:
             raise pa.ArrowInvalid("not one list of ids per row")
@@ -65,8 +68,14 @@ def _read_kaggle_slowly(path: str, data: bytes) -> Run:
         query_ids.append(row[-2].strip())
         rankings.append([str(i) for i in ids])
         lines.append([number] * len(ids))
-    return Run(path, "kaggle", pa.array(query_ids, pa.string()), pa.array(rankings, pa.list_(pa.string())), None,
-               pa.array(lines, pa.list_(pa.int64())))
+    return Run(
+        path,
+        "kaggle",
+        pa.array(query_ids, pa.string()),
+        pa.array(rankings, pa.list_(pa.string())),
+        None,
+        pa.array(lines, pa.list_(pa.int64())),
+    )
 
 
 def restore_stripped_ids(run: Run, corpus_ids: pa.Array) -> Run:
@@ -78,4 +87,3 @@ def restore_stripped_ids(run: Run, corpus_ids: pa.Array) -> Run:
     fixed = pc.if_else(restore, prefixed, ids)
     run.rankings = pa.ListArray.from_arrays(zero_based_offsets(run.rankings), fixed)
     return run
-

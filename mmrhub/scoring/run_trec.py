@@ -13,10 +13,16 @@ from mmrhub.scoring.run_order import in_trec_eval_order
 from mmrhub.scoring.run_order import single_precision
 from mmrhub.scoring.run_order import trec_eval_sort
 
-
 ORDERS = ("score", "rank")  # trec_eval's order; the rank column's
 _TREC_COLUMNS = ["qid", "q0", "docid", "rank", "score", "tag"]
-_TREC_TYPES = {"qid": pa.dictionary(pa.int32(), pa.string()), "q0": pa.string(), "docid": pa.string(), "rank": pa.int64(), "score": pa.float64(), "tag": pa.string()}
+_TREC_TYPES = {
+    "qid": pa.dictionary(pa.int32(), pa.string()),
+    "q0": pa.string(),
+    "docid": pa.string(),
+    "rank": pa.int64(),
+    "score": pa.float64(),
+    "tag": pa.string(),
+}
 
 
 def read_trec(source, bom: int, order: str = "score") -> Run:
@@ -65,8 +71,15 @@ def _read_trec_slowly(path: str, data: bytes, order: str) -> Run:
         except ValueError:
             raise RunError(f"{path}: line {number}: score {score!r} is not a number") from None
         qids.append(qid), dids.append(did), lines.append(number)
-    return _trec_run(path, pa.array(qids, pa.string()), pa.array(dids, pa.string()), np.array(ranks, np.int64),
-                     pa.array(scores, pa.float64()), np.array(lines, np.int32), order)
+    return _trec_run(
+        path,
+        pa.array(qids, pa.string()),
+        pa.array(dids, pa.string()),
+        np.array(ranks, np.int64),
+        pa.array(scores, pa.float64()),
+        np.array(lines, np.int32),
+        order,
+    )
 
 
 def _trec_run(path, qids, dids, ranks, scores, lines, order) -> Run:
@@ -84,8 +97,14 @@ def _trec_run(path, qids, dids, ranks, scores, lines, order) -> Run:
             qid = unique[int(query[at])].as_py()
             raise RunError(f"{path}: line {lines[at]}: query {qid!r} has rank {ranks[at]} twice (--trec-order rank)")
     offsets = pa.array(np.concatenate([[0], np.cumsum(np.bincount(query, minlength=len(unique)))]), pa.int32())
-    run = Run(path, "trec", unique, pa.ListArray.from_arrays(offsets, dids), pa.ListArray.from_arrays(offsets, scores),
-              pa.ListArray.from_arrays(offsets, pa.array(lines)))
+    run = Run(
+        path,
+        "trec",
+        unique,
+        pa.ListArray.from_arrays(offsets, dids),
+        pa.ListArray.from_arrays(offsets, scores),
+        pa.ListArray.from_arrays(offsets, pa.array(lines)),
+    )
     run.notes += _disagreement(path, order, query, ranks, scores)
     return run
 
@@ -115,7 +134,10 @@ def _disagreement(path, order, query, ranks, scores) -> list:
     if not disagree:
         return []
     if order == "rank":
-        return [f"{path} is ordered by its rank column (--trec-order rank); its scores disagree for {disagree} "
-                "queries."]
-    return [f"{path} is ordered by score as trec_eval does; the rank column disagrees for {disagree} queries; pass "
-            "--trec-order rank to follow it."]
+        return [
+            f"{path} is ordered by its rank column (--trec-order rank); its scores disagree for {disagree} queries."
+        ]
+    return [
+        f"{path} is ordered by score as trec_eval does; the rank column disagrees for {disagree} queries; pass "
+        "--trec-order rank to follow it."
+    ]

@@ -9,7 +9,6 @@ from mmrhub.scoring.run import Run
 from mmrhub.scoring.run import raise_problems
 
 
-
 def validate(run: Run, truth, ignore_unknown_queries: bool = False) -> pa.ListArray:
     """Check ``run`` against ``truth`` and return its rankings aligned with ``truth.query_ids``, their ids
     dictionary-encoded with ``truth.corpus_ids`` as the dictionary.
@@ -21,8 +20,10 @@ def validate(run: Run, truth, ignore_unknown_queries: bool = False) -> pa.ListAr
     benchmark_queries = pa.concat_arrays([truth.query_ids, truth.unjudged_query_ids])
     known = pc.is_in(run.query_ids, value_set=benchmark_queries).to_numpy(zero_copy_only=False)
     if ignore_unknown_queries and not known.all():
-        run.notes.append(f"{int((~known).sum())} entries of {run.path} are not queries of the benchmark and were set "
-                         "aside (--ignore-unknown-queries).")
+        run.notes.append(
+            f"{int((~known).sum())} entries of {run.path} are not queries of the benchmark and were set "
+            "aside (--ignore-unknown-queries)."
+        )
         _keep_entries(run, np.flatnonzero(known))
         known = known[known]
     found = [(len(run.problems), run.problems[:MAX_LISTED])]  # (count, messages of the first few) per kind
@@ -33,8 +34,10 @@ def validate(run: Run, truth, ignore_unknown_queries: bool = False) -> pa.ListAr
     report(np.flatnonzero(~known), lambda e: f"{run.where(e)}: not a query of the benchmark")
     query = pc.dictionary_encode(run.query_ids).indices.to_numpy()  # codes in order of first appearance
     first_entry = np.unique(query, return_index=True)[1][query]
-    report(np.flatnonzero(first_entry != np.arange(len(query))),
-           lambda e: f"{run.where(e)}: appears again (first at {run.origin(first_entry[e])})")
+    report(
+        np.flatnonzero(first_entry != np.arange(len(query))),
+        lambda e: f"{run.where(e)}: appears again (first at {run.origin(first_entry[e])})",
+    )
     ids, offsets = run.rankings.values, run.rankings.offsets.to_numpy()
     entry_of = np.repeat(np.arange(len(run.rankings), dtype=np.int32), np.diff(offsets))
 
@@ -74,7 +77,9 @@ def validate(run: Run, truth, ignore_unknown_queries: bool = False) -> pa.ListAr
     found.append((len(missing), [f"query {qid!r}: missing from the run" for qid in missing[:MAX_LISTED]]))
     raise_problems(run.path, [m for _, messages in found for m in messages], total=sum(n for n, _ in found))
     # ids as codes into the corpus ids: a quarter of the strings' memory, and the metric's index needs no encoding
-    coded = pa.ListArray.from_arrays(run.rankings.offsets, pa.DictionaryArray.from_arrays(corpus_codes, truth.corpus_ids))
+    coded = pa.ListArray.from_arrays(
+        run.rankings.offsets, pa.DictionaryArray.from_arrays(corpus_codes, truth.corpus_ids)
+    )
     return coded.take(pc.index_in(truth.query_ids, value_set=run.query_ids))
 
 
@@ -95,6 +100,7 @@ def check_pool(run: Run, baseline: Run) -> None:
         if extra:
             problems.append(f"{run.where(entry)}: {len(extra)} id(s) not in the baseline pool, e.g. {extra[0]!r}")
         if missing:
-            problems.append(f"{run.where(entry)}: {len(missing)} id(s) of the baseline pool missing, e.g. {missing[0]!r}")
+            problems.append(
+                f"{run.where(entry)}: {len(missing)} id(s) of the baseline pool missing, e.g. {missing[0]!r}"
+            )
     raise_problems(run.path, problems, what=f"is not a reranking of {baseline.path}")
-

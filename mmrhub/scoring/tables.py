@@ -18,7 +18,11 @@ def measure_names(result: dict) -> list:
 
 
 FORMATS = ("markdown", "csv", "latex", "json")
-_LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {"~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
+_LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "\\": r"\textbackslash{}",
+}
 
 
 def cell(value) -> str:
@@ -72,7 +76,9 @@ def _json(header: list, body: list) -> str:
     def value(text):
         return None if text == UNDEFINED else float(text) if "." in text else int(text) if text.isdigit() else text
 
-    rows = [{column: (text if i == 0 else value(text)) for i, (column, text) in enumerate(zip(header, row))} for row in body]
+    rows = [
+        {column: (text if i == 0 else value(text)) for i, (column, text) in enumerate(zip(header, row))} for row in body
+    ]
     return json.dumps(rows, ensure_ascii=False, indent=1)
 
 

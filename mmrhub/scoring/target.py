@@ -46,12 +46,13 @@ def read_target(path, benchmark) -> Target:
     counts = dict(data) if isinstance(data, dict) else {"rows": data}
     rows = counts.pop("rows", None)
     if not isinstance(rows, list) or not rows or not all(isinstance(row, dict) and row for row in rows):
-        raise ValueError(f"--target {path}: expected a list of rows, each {{measure: value x100}}, "
-                         'or {"rows": [...]}')
+        raise ValueError(
+            f'--target {path}: expected a list of rows, each {{measure: value x100}}, or {{"rows": [...]}}'
+        )
     known = dict(benchmark.seed_counts)
     unknown = sorted(set(counts) - set(known))
     if unknown:
-        raise ValueError(f"--target {path}: unknown key {unknown[0]!r}; expected \"rows\" or one of {sorted(known)}")
+        raise ValueError(f'--target {path}: unknown key {unknown[0]!r}; expected "rows" or one of {sorted(known)}')
     return Target(tuple(rows), counts, "the target table", False)
 
 

@@ -1,0 +1,214 @@
+"""Hostile MIPR input: undecodable text, images that are not what they claim, odd paths, stale caches.
+
+Every refusal happens at preparation and names the file and the line (1-based) or the image file.
+"""
+
+import json
+import os
+import re
+import subprocess
+
+import pytest
+from _mipr_helpers import copy_sample
+from _mipr_helpers import edit_jsonl
+from _mipr_helpers import expect
+from _mipr_helpers import prepare
+from _mipr_helpers import read_jsonl
+
+import mipr
+
+
+def replace_line(path, number, line: bytes):
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[number - 1] = line
+    path.write_bytes(b"".join(lines))
+
+
+# --- undecodable text -------------------------------------------------------------------------------------------
+
+
+def test_gbk_encoded_corpus_is_refused_at_its_first_line(data_dir):
+    path = data_dir / "mipr_corpus.jsonl"
+    path.write_bytes(path.read_text(encoding="utf-8").encode("gbk"))
+    expect("corpus", data_dir, f"{path} line 1: byte 0x")
+    expect("corpus", data_dir, "is not valid UTF-8; MIPR files must be UTF-8 encoded.")
+
+
+def test_one_latin1_byte_in_a_title_names_its_line_and_column(data_dir):
+    path = data_dir / "mipr_corpus.jsonl"
+    row = read_jsonl(path)[41]
+    line = json.dumps({**row, "title": "caf"}, ensure_ascii=False).encode().replace(b'"caf"', b'"caf\xe9"')
+    replace_line(path, 42, line + b"\n")
+    column = line.index(b"\xe9") + 1
+    expect("corpus", data_dir, f"{path} line 42: byte 0xe9 at column {column} is not valid UTF-8;")
+
+
+def test_lone_surrogate_escape_is_refused(data_dir):
+    path = data_dir / "mipr_query.jsonl"
+    replace_line(path, 3, b'{"idx": "3", "query": "bad \\ud800 text", "image_url": "2.jpg"}\n')
+    expect("queries", data_dir, f"{path} line 3: the escape \\ud800 is a lone surrogate, not a character.")
+
+
+def test_lone_surrogate_in_a_judged_item_id_is_refused(data_dir):
+    path = data_dir / "mipr_annotation.jsonl"
+    replace_line(path, 2, b'{"idx": "2", "items": [{"item_id": "\\udfff", "final_grade": "L1"}]}\n')
+    expect("qrels", data_dir, f"{path} line 2: the escape \\udfff is a lone surrogate, not a character.")
+
+
+def test_a_utf8_byte_order_mark_is_accepted(data_dir):
+    path = data_dir / "mipr_query.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    queries = prepare("queries", data_dir)
+    assert queries.num_rows == 27 and queries[0]["idx"] == "1"
+
+
+def test_line_numbers_after_a_byte_order_mark_stay_1_based(data_dir):
+    path = data_dir / "mipr_query.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    replace_line(path, 1, b'\xef\xbb\xbf{"idx": 1, "query": "q", "image_url": "1.jpg"}\n')
+    expect("queries", data_dir, f'{path} line 1: field "idx" must be a string, got int 1.')
+
+
+def test_lines_over_one_mebibyte_are_read(data_dir):
+    long_title = "长" * 600_000  # 1.8 MB of UTF-8 on one line
+    edit_jsonl(data_dir / "mipr_corpus.jsonl", lambda rows: rows[100].update(title=long_title))
+    corpus = prepare("corpus", data_dir)
+    assert corpus.num_rows == 254 and corpus[100]["title"] == long_title
+
+
+def test_an_error_after_a_long_line_names_its_line(data_dir):
+    def edit(rows):
+        rows[100]["title"] = "长" * 600_000
+        rows[200]["title"] = 5
+
+    edit_jsonl(data_dir / "mipr_corpus.jsonl", edit)
+    expect("corpus", data_dir, 'line 201: field "title" must be a string, got int 5.')
+
+
+# --- images -----------------------------------------------------------------------------------------------------
+
+
+def test_image_symlink_leading_outside_the_data_folder_is_refused(data_dir):
+    image = data_dir / "images" / "product_images" / "7ab0ab84666fa41b.jpg"
+    image.unlink()
+    image.symlink_to("/etc/passwd")
+    expect("corpus", data_dir, f"image file {image} is a symbolic link to /etc/passwd, outside the data folder")
+
+
+def test_image_symlink_inside_the_data_folder_is_accepted(data_dir):
+    folder = data_dir / "images" / "product_images"
+    image = folder / "7ab0ab84666fa41b.jpg"
+    other = sorted(folder.iterdir())[-1]
+    image.unlink()
+    image.symlink_to(other)
+    assert prepare("corpus", data_dir)[0]["image"].size == (48, 48)
+
+
+def test_empty_image_is_refused(data_dir):
+    image = data_dir / "images" / "query_images" / "12.jpg"
+    image.write_bytes(b"")
+    expect("queries", data_dir, f"mipr_query.jsonl: image file {image} is empty (0 bytes); expected a non-empty file.")
+
+
+def test_check_images_false_skips_the_image_checks(data_dir):
+    (data_dir / "images" / "query_images" / "12.jpg").write_bytes(b"")
+    (data_dir / "images" / "query_images" / "1.jpg").unlink()
+    assert prepare("queries", data_dir, check_images=False).num_rows == 27
+
+
+def test_image_checks_open_no_image(data_dir, monkeypatch):
+    opened = []
+    real_open = open
+
+    def recording(file, *args, **kwargs):
+        if str(file).endswith(".jpg"):
+            opened.append(file)
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", recording)
+    assert prepare("corpus", data_dir).num_rows == 254
+    assert opened == []
+
+
+# --- paths ------------------------------------------------------------------------------------------------------
+
+
+def test_a_data_folder_with_a_chain_separator_is_refused(tmp_path):
+    data_dir = copy_sample(tmp_path / "a::b")
+    with pytest.raises(mipr.MiprDataError, match=re.escape(f"data_dir {data_dir}: a local path must not contain '::'")):
+        prepare("queries", data_dir)
+
+
+def test_a_data_folder_with_a_pipe_works(tmp_path):
+    data_dir = copy_sample(tmp_path / "a|b")
+    assert prepare("queries", data_dir)[0]["image"].size == (48, 48)
+
+
+# --- stale caches -----------------------------------------------------------------------------------------------
+
+
+def _builder_rows(data_dir, cache_dir):
+    builder = mipr.Mipr(config_name="qrels", data_dir=str(data_dir), cache_dir=str(cache_dir))
+    builder.download_and_prepare()
+    return builder.as_dataset(split="test")
+
+
+def test_builder_used_directly_notices_an_edit(data_dir, tmp_path):
+    assert _builder_rows(data_dir, tmp_path / "c")[7]["items"][4]["final_grade"] != "N2"
+    edit_jsonl(data_dir / "mipr_annotation.jsonl", lambda rows: rows[7]["items"][4].update(final_grade="N2"))
+    assert _builder_rows(data_dir, tmp_path / "c")[7]["items"][4]["final_grade"] == "N2"
+
+
+def test_builder_used_directly_refuses_an_invalid_edit(data_dir, tmp_path):
+    _builder_rows(data_dir, tmp_path / "c")
+    edit_jsonl(data_dir / "mipr_annotation.jsonl", lambda rows: rows[7]["items"][4].update(final_grade="L3"))
+    with pytest.raises(mipr.MiprDataError, match='idx "8" items\\[5\\]: unknown final_grade "L3"'):
+        _builder_rows(data_dir, tmp_path / "c")
+
+
+def test_an_edit_with_the_mtime_restored_is_noticed(data_dir, tmp_path):
+    path = data_dir / "mipr_query.jsonl"
+    before = os.stat(path)
+    assert prepare("queries", data_dir)[0]["query"] == "表面的老垢用啥清洗剂除"
+    edit_jsonl(path, lambda rows: rows[0].update(query="表面的老垢用啥清洗剂洗"))  # same length in bytes
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(path).st_size == before.st_size
+    assert prepare("queries", data_dir)[0]["query"] == "表面的老垢用啥清洗剂洗"
+
+
+def test_the_given_hash_is_kept_in_the_key(data_dir, tmp_path):
+    one = mipr.Mipr(config_name="qrels", data_dir=str(data_dir), cache_dir=str(tmp_path), hash="one")
+    two = mipr.Mipr(config_name="qrels", data_dir=str(data_dir), cache_dir=str(tmp_path), hash="two")
+    assert one.cache_dir != two.cache_dir
+
+
+PYTHON36 = os.environ.get("MMRHUB_DATASETS36_PYTHON")
+GRADE_36 = """
+import sys
+from datasets import load_dataset
+try:
+    qrels = load_dataset(sys.argv[1], "qrels", data_dir=sys.argv[2], split="test", trust_remote_code=True)
+    print(qrels[7]["items"][4]["final_grade"])
+except Exception as err:
+    print(type(err).__name__, err)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not PYTHON36, reason="set MMRHUB_DATASETS36_PYTHON to a Python with datasets==3.6")
+def test_datasets36_script_notices_edits(data_dir, tmp_path):
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf")}
+
+    def grade():
+        command = [PYTHON36, "-c", GRADE_36, mipr.__file__, str(data_dir)]
+        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert "Repo card metadata block was not found" not in result.stderr  # the README is not read as a card
+        return result.stdout.strip().splitlines()[-1]
+
+    original = grade()
+    edit_jsonl(data_dir / "mipr_annotation.jsonl", lambda rows: rows[7]["items"][4].update(final_grade="L3"))
+    assert grade().startswith("MiprDataError ") and 'unknown final_grade "L3"' in grade()
+    new = "N1" if original != "N1" else "N2"
+    edit_jsonl(data_dir / "mipr_annotation.jsonl", lambda rows: rows[7]["items"][4].update(final_grade=new))
+    assert grade() == new

@@ -1,0 +1,110 @@
+"""Every malformed MIPR input fails at preparation with the file, the line or id, and what was expected."""
+
+import pytest
+from _mipr_helpers import edit_jsonl
+from _mipr_helpers import expect
+from _mipr_helpers import prepare
+
+import mipr
+
+
+def test_invalid_json_line(data_dir):
+    path = data_dir / "mipr_query.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[4] = '{"idx": "5", "query": "没有结尾"\n'
+    path.write_text("".join(lines), encoding="utf-8")
+    expect("queries", data_dir, f"{path} line 5: invalid JSON (")
+
+
+def test_blank_lines_do_not_shift_line_numbers(data_dir):
+    path = data_dir / "mipr_query.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[6] = '{"idx": "7", "query": 7, "image_url": "6.jpg"}\n'
+    path.write_text("\n" + "".join(lines), encoding="utf-8")
+    expect("queries", data_dir, f'{path} line 8: field "query" must be a string, got int 7.')
+
+
+def test_missing_field(data_dir):
+    edit_jsonl(data_dir / "mipr_corpus.jsonl", lambda rows: rows[9].pop("title"))
+    expect("corpus", data_dir, f'{data_dir / "mipr_corpus.jsonl"} line 10: missing field "title".')
+
+
+def test_mistyped_field(data_dir):
+    edit_jsonl(data_dir / "mipr_query.jsonl", lambda rows: rows[2].update(idx=3))
+    expect("queries", data_dir, f'{data_dir / "mipr_query.jsonl"} line 3: field "idx" must be a string, got int 3.')
+
+
+def test_mistyped_judgments(data_dir):
+    edit_jsonl(data_dir / "mipr_annotation.jsonl", lambda rows: rows[1].update(items={"item_id": "x"}))
+    expect("qrels", data_dir, 'line 2: field "items" must be a list of {"item_id", "final_grade"} objects, got dict.')
+
+
+def test_judgment_without_grade(data_dir):
+    edit_jsonl(data_dir / "mipr_annotation.jsonl", lambda rows: rows[3]["items"][2].pop("final_grade"))
+    expect("qrels", data_dir, 'line 4: items[3] field "final_grade" must be a string, got None.')
+
+
+def test_duplicate_idx(data_dir):
+    edit_jsonl(data_dir / "mipr_query.jsonl", lambda rows: rows[20].update(idx="4"))
+    expect("queries", data_dir, f'{data_dir / "mipr_query.jsonl"} line 21: duplicate idx "4" (first on line 4).')
+
+
+def test_duplicate_item_id(data_dir):
+    edit_jsonl(data_dir / "mipr_corpus.jsonl", lambda rows: rows[200].update(item_id=rows[0]["item_id"]))
+    expect("corpus", data_dir, 'line 201: duplicate item_id "7ab0ab84666fa41b" (first on line 1).')
+
+
+def test_judged_item_not_in_corpus(data_dir):
+    edit_jsonl(data_dir / "mipr_annotation.jsonl", lambda rows: rows[5]["items"][1].update(item_id="ffffffffffffffff"))
+    expect("qrels", data_dir, 'idx "6" items[2]: judged item_id "ffffffffffffffff" not in mipr_corpus.jsonl.')
+
+
+def test_judged_query_not_in_queries(data_dir):
+    edit_jsonl(data_dir / "mipr_annotation.jsonl", lambda rows: rows[26].update(idx="999"))
+    expect("qrels", data_dir, f'{data_dir / "mipr_annotation.jsonl"} idx "999": query not in mipr_query.jsonl.')
+
+
+def test_unknown_grade(data_dir):
+    edit_jsonl(data_dir / "mipr_annotation.jsonl", lambda rows: rows[7]["items"][4].update(final_grade="L3"))
+    expect("qrels", data_dir, 'idx "8" items[5]: unknown final_grade "L3"; expected one of L1, L2, N1, N2, N3.')
+
+
+def test_product_judged_twice_for_one_query(data_dir):
+    def judge_twice(rows):
+        rows[2]["items"].append(dict(rows[2]["items"][0]))
+
+    edit_jsonl(data_dir / "mipr_annotation.jsonl", judge_twice)
+    count = len(open(data_dir / "mipr_annotation.jsonl", encoding="utf-8").readlines()[2].split("item_id")) - 1
+    expect("qrels", data_dir, f'idx "3" items[{count}]: item_id "')
+
+
+def test_missing_images_are_all_listed_at_preparation(data_dir):
+    image_dir = data_dir / "images" / "product_images"
+    removed = sorted(path.name for path in list(image_dir.iterdir())[:3])
+    for name in removed:
+        (image_dir / name).unlink()
+    expect("corpus", data_dir, f"3 image file(s) missing from {image_dir}/: {', '.join(removed)}")
+
+
+def test_image_names_must_stay_inside_the_image_folder(data_dir):
+    edit_jsonl(data_dir / "mipr_query.jsonl", lambda rows: rows[0].update(image_url="../../mipr_query.jsonl"))
+    expect("queries", data_dir, "image names must be plain file names under")
+
+
+def test_missing_table(data_dir):
+    (data_dir / "mipr_corpus.jsonl").unlink()
+    with pytest.raises(FileNotFoundError, match="mipr_corpus.jsonl"):
+        prepare("corpus", data_dir)
+
+
+def test_unknown_fields_are_reported_not_silently_dropped(data_dir, caplog):
+    edit_jsonl(data_dir / "mipr_query.jsonl", lambda rows: rows[0].update(source="taobao"))
+    assert prepare("queries", data_dir).column_names == ["idx", "query", "image_url", "image"]
+    assert "fields not in the MIPR format are left out: source" in caplog.text
+
+
+def test_errors_reach_the_user_unwrapped(data_dir, tmp_path):
+    edit_jsonl(data_dir / "mipr_query.jsonl", lambda rows: rows[0].pop("query"))
+    builder = mipr.Mipr(config_name="queries", data_dir=str(data_dir), cache_dir=str(tmp_path / "c"))
+    with pytest.raises(mipr.MiprDataError, match='line 1: missing field "query"'):
+        builder.download_and_prepare()

@@ -1,0 +1,105 @@
+"""Argument traps: list options cannot eat run files, numbers are in range, --debug stands anywhere, a closed pipe
+ends the command quietly."""
+
+import argparse
+import subprocess
+import sys
+
+import pytest
+from _paths import ROOT
+
+from mmrhub.cli import build_parser
+from mmrhub.cli import main
+from mmrhub.cli import without_debug
+
+EMBEDDING = ROOT / "data" / "mipr" / "baseline" / "simulated_embedding_top50.json"
+M2KR_RUN = ROOT / "data" / "m2kr" / "baseline" / "simulated_top5.json"
+
+
+def test_k_takes_a_comma_list_and_leaves_the_run_alone():
+    args = build_parser().parse_args(["evaluate", "mipr", "--k", "5,20", str(EMBEDDING)])
+    assert args.k == [5, 20] and args.runs == [str(EMBEDDING)]
+
+
+def test_variants_take_a_comma_list_and_leave_the_run_alone():
+    args = build_parser().parse_args(["evaluate", "m2kr", "--variants", "recall,hit", str(M2KR_RUN)])
+    assert args.variants == ["recall", "hit"] and args.runs == [str(M2KR_RUN)]
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("0", "expected a number of at least 1, got 0"),
+        ("-3", "expected a number of at least 1, got -3"),
+        ("5,,10", "expected a comma-separated list without empty elements, got '5,,10'"),
+        ("ten", "expected a whole number, got 'ten'"),
+    ],
+)
+def test_bad_cutoffs_are_refused_naming_the_flag(capsys, value, message):
+    with pytest.raises(SystemExit) as exit:
+        build_parser().parse_args(["evaluate", "mipr", "--k", value])
+    assert exit.value.code == 2
+    assert f"argument --k: {message}" in capsys.readouterr().err
+
+
+def test_an_unknown_variant_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["evaluate", "m2kr", "--variants", "recall,best"])
+    assert "argument --variants: 'best' is not one of recall, hit, strict" in capsys.readouterr().err
+
+
+def test_debug_may_stand_anywhere_before_a_double_dash():
+    assert without_debug(["evaluate", "mipr", "--debug", "RUN"]) == (["evaluate", "mipr", "RUN"], True)
+    assert without_debug(["evaluate", "mipr", "--", "--debug"]) == (["evaluate", "mipr", "--", "--debug"], False)
+
+
+def test_debug_after_the_subcommand_shows_the_traceback(capsys, tmp_path):
+    missing = tmp_path / "missing.json"
+    assert main(["evaluate", "mipr", str(missing), "--debug"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and str(missing) in err
+
+
+def test_a_closed_pipe_ends_quietly():
+    script = (
+        "import sys; from mmrhub.cli import console; sys.argv = ['mmrhub', 'evaluate', 'mipr', '--per-query']; "
+        "console()"
+    )
+    reader = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    reader.stdout.close()  # the reader is gone before anything is written, like `| head -c 0`
+    _, err = reader.communicate(timeout=120)
+    assert reader.returncode == 141 and b"Broken pipe" not in err and b"Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "argv, flag",
+    [
+        (["evaluate", "mipr", "--data-dir", ""], "--data-dir"),
+        (["oracle", "mipr", str(EMBEDDING), "--data-dir", " "], "--data-dir"),
+        (["report", "mipr", str(EMBEDDING), "-o", ""], "-o/--output"),
+        (["evaluate", "mipr", ""], "RUN"),
+        (["export", "mipr", ""], "out"),
+        (["evaluate", "mipr", str(EMBEDDING), "--json", ""], "--json"),
+    ],
+)
+def test_an_empty_value_is_refused_not_taken_for_the_sample(capsys, argv, flag):
+    with pytest.raises(SystemExit) as exit:
+        main(argv)
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {flag}: is empty (an unset variable?); give a value or leave the option out" in err
+
+
+def test_every_text_option_refuses_empty_values():
+    from mmrhub.cli import non_empty
+
+    def text_actions(parser):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    yield from text_actions(sub)
+            elif action.choices is None and action.nargs != 0 and action.type in (None, non_empty):
+                yield action
+
+    actions = list(text_actions(build_parser()))
+    assert len(actions) > 30 and all(action.type is non_empty for action in actions)

@@ -1,0 +1,96 @@
+"""Every export kind's card "How to evaluate" snippet runs as written, against the exported folder (and the local
+metric for the plain export), and prints what ``mmrhub evaluate`` scores."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from _export_helpers import builder_module
+from _export_helpers import exported  # noqa: F401 (fixture)
+from _paths import ROOT
+
+from mmrhub.benchmarks import BENCHMARKS
+from mmrhub.scoring.score import read_valid_run
+from mmrhub.scoring.score import score
+
+RUNS = {"mipr": "data/mipr/baseline/simulated_embedding_top50.json", "m2kr": "data/m2kr/baseline/simulated_top5.json"}
+# What each snippet prints, and the measure of ``mmrhub evaluate`` each printed number must equal.
+PRINTED = {
+    ("mipr", "hf"): {"nDCG@10": "nDCG@10", "R-L1@10": "R-L1@10", "Hit-L1@10": "Hit-L1@10"},
+    ("m2kr", "hf"): {"Recall@1": "Recall@1", "Recall@5": "Recall@5"},
+    ("mipr", "mteb"): {"nDCG@10": "nDCG@10", "R-L1@10": "R-L1@10", "Hit-L1@1": "Hit-L1@1", "Hit-L1@10": "Hit-L1@10"},
+    ("m2kr", "mteb"): {"Recall@1": "Recall@1", "Recall@3": "Recall@3", "Recall@5": "Recall@5"},
+}
+
+
+def card_snippet(folder: Path) -> str:
+    """The python block of the card's "How to evaluate" section, with the reader's ``run = {...}`` line as RUN."""
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    section = card.split("### How to evaluate", 1)[1].split("\n### ", 1)[0]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    placeholder = re.compile(r"^run = \{\.\.\.\}.*$", re.M)
+    if not placeholder.search(code):
+        raise AssertionError("the snippet no longer has a `run = {...}` line for the reader's ranking")
+    return placeholder.sub("run = RUN", code)
+
+
+def baseline_run(benchmark: str, format: str) -> dict:
+    entries = json.loads((ROOT / RUNS[benchmark]).read_text())
+    if format == "hf":
+        return {entry["qid"]: [item["did"] for item in entry["ranked"]] for entry in entries}
+    # MTEB's scorer takes similarities; rank r gets 1/r so the order is the run's own.
+    return {
+        entry["qid"]: {item["did"]: 1 / (rank + 1) for rank, item in enumerate(entry["ranked"])} for entry in entries
+    }
+
+
+def cli_scores(benchmark: str, format: str) -> dict:
+    """``mmrhub evaluate``'s means; MTEB's L1 numbers are over the queries with an L1 judgment (MTEB leaves the
+    others out, MIPR scores them 0), as the card says."""
+    bench = BENCHMARKS[benchmark]
+    truth = bench.read_truth(bench.sample_dir)
+    _, rankings = read_valid_run(truth, ROOT / RUNS[benchmark])
+    k = (1, 10) if benchmark == "mipr" else (1, 3, 5)
+    result = score(bench, truth, rankings, {"k": k})
+    if (benchmark, format) == ("mipr", "mteb"):
+        with_l1 = {
+            row["idx"]
+            for row in builder_module("mipr").load("qrels")
+            if any(i["final_grade"] == "L1" for i in row["items"])
+        }
+        per_query = result["per_query"]
+        rows = [i for i, qid in enumerate(per_query["query_id"]) if qid in with_l1]
+        assert 0 < len(rows) < len(per_query["query_id"])  # the sample has queries without L1: the case matters
+        for name in ("R-L1@10", "Hit-L1@1", "Hit-L1@10"):
+            result[name] = sum(per_query[name][i] for i in rows) / len(rows)
+    return result
+
+
+@pytest.mark.parametrize("benchmark,format", list(PRINTED))
+def test_evaluate_snippet_scores_like_the_cli(benchmark, format, exported, capsys):  # noqa: F811 (fixture)
+    folder = exported(benchmark, format)
+    code = card_snippet(folder).replace(
+        f'evaluate.load("your-org/{benchmark}")', f'evaluate.load("{ROOT / "metrics" / benchmark}")'
+    )
+    code = re.sub(r'"your-org/[a-z0-9-]+"', f'"{folder}"', code)  # the default repo ids name the dataset repo
+    exec(compile(code, f"<{benchmark} {format} card snippet>", "exec"), {"RUN": baseline_run(benchmark, format)})
+    printed = capsys.readouterr().out
+    expected = cli_scores(benchmark, format)
+    for shown, measure in PRINTED[benchmark, format].items():
+        value = float(re.search(rf"'{re.escape(shown)}': ([0-9.e-]+)", printed).group(1))
+        assert value == pytest.approx(expected[measure], abs=1e-5), shown  # MTEB rounds to 5 decimals
+
+
+@pytest.mark.parametrize("benchmark,format", list(PRINTED))
+def test_load_snippet_loads_every_config(benchmark, format, exported):  # noqa: F811 (fixture)
+    folder = exported(benchmark, format)
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    section = card.split("### How to load", 1)[1].split("\n### ", 1)[0]
+    code = re.sub(r'"your-org/[a-z0-9-]+"', f'"{folder}"', re.search(r"```python\n(.*?)```", section, re.S).group(1))
+    loaded = {}
+    exec(compile(code, f"<{benchmark} {format} load snippet>", "exec"), loaded)
+    configs = sorted(path.name for path in folder.iterdir() if path.is_dir())
+    assert sorted(name for name, value in loaded.items() if hasattr(value, "num_rows")) == [
+        c.replace("-", "_") for c in configs
+    ]

@@ -1,0 +1,78 @@
+"""The exported repos load on datasets 3.6 (run with the interpreter named by MMRHUB_DATASETS36_PYTHON) as
+exactly what the builders give there: same Arrow schema, same rows, image bytes identical."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from _export_helpers import SPLITS
+from _export_helpers import exported  # noqa: F401 (fixture)
+from _paths import ROOT as REPO_ROOT
+
+PYTHON = os.environ.get("MMRHUB_DATASETS36_PYTHON")
+pytestmark = pytest.mark.skipif(not PYTHON, reason="set MMRHUB_DATASETS36_PYTHON to a Python with datasets==3.6")
+
+COMPARE = """
+import json, os, sys
+import datasets, pyarrow as pa
+from datasets import get_dataset_config_names, get_dataset_split_names, load_dataset
+from datasets.utils.file_utils import xopen
+sys.path.insert(0, sys.argv[1])
+benchmark, out, split = sys.argv[2], sys.argv[3], sys.argv[4]
+module = __import__(benchmark)
+
+def expected(table):
+    for index, field in enumerate(table.schema):
+        if field.name == "image":
+            images = []
+            for image in table[field.name].to_pylist():
+                with xopen(image["path"], "rb") as f:
+                    images.append({"bytes": f.read(), "path": os.path.basename(image["path"].split("::")[0])})
+            table = table.set_column(index, field, pa.array(images, field.type))
+    return table
+
+report = {"version": datasets.__version__, "configs": get_dataset_config_names(out)}
+for config in module.CONFIG_NAMES:
+    want = expected(module.load(config).with_format("arrow")[:])
+    got = load_dataset(out, config, split=split).with_format("arrow")[:]
+    streamed = load_dataset(out, config, split=split, streaming=True)
+    if "image" in module.FEATURES[config]:
+        streamed = streamed.cast_column("image", datasets.Image(decode=False))
+    first = [row for _, row in zip(range(3), streamed)]
+    report[config] = {
+        "splits": get_dataset_split_names(out, config),
+        "rows": got.num_rows,
+        "same_schema": got.schema.remove_metadata() == want.schema.remove_metadata(),
+        "same_rows": got.to_pylist() == want.to_pylist(),
+        "same_streamed": first == want.slice(0, 3).to_pylist(),
+    }
+print(json.dumps(report))
+"""
+
+
+@pytest.mark.parametrize("benchmark", ["mipr", "m2kr"])
+def test_export_round_trips_on_datasets_36(exported, benchmark, tmp_path):
+    out = exported(benchmark)
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_DATASETS_CACHE": str(tmp_path / "hf" / "datasets")}
+    result = subprocess.run(
+        [PYTHON, "-c", COMPARE, str(REPO_ROOT), benchmark, str(out), SPLITS[benchmark]],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["version"] == "3.6.0"
+    module = __import__(benchmark)
+    assert report["configs"] == sorted(module.CONFIG_NAMES)
+    for config in module.CONFIG_NAMES:
+        assert report[config] == {
+            "splits": [SPLITS[benchmark]],
+            "rows": len(module.load(config)),
+            "same_schema": True,
+            "same_rows": True,
+            "same_streamed": True,
+        }, (config, sys.version)

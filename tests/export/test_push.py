@@ -1,0 +1,137 @@
+"""``mmrhub push``: --dry-run lists the upload; a real push calls huggingface_hub (mocked: never the network)."""
+
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from _export_helpers import exported  # noqa: F401 (fixture)
+from _export_helpers import run_cli
+from _paths import ROOT as REPO_ROOT
+from huggingface_hub import HfApi as RealHfApi
+from huggingface_hub import constants as hub_constants
+
+import mmrhub.export.push as push_module
+from mmrhub.export.atomic import MARKER
+
+SPACE_README = "---\ntitle: MIPR\nsdk: gradio\napp_file: app.py\ntags:\n- evaluate\n- metric\n---\n\n# MIPR metric\n"
+
+
+@pytest.fixture
+def hf_api(monkeypatch):
+    api = mock.MagicMock()
+    api.create_repo.return_value = "https://huggingface.co/org/name"
+    factory = mock.MagicMock(return_value=api)
+    monkeypatch.setattr(push_module, "HfApi", factory)
+    monkeypatch.setenv("HF_TOKEN", "hf_test_token")
+    return factory, api
+
+
+@pytest.fixture
+def metric_folder(tmp_path):
+    folder = tmp_path / "mipr"
+    folder.mkdir()
+    (folder / "mipr.py").write_text("# evaluate module\n")
+    (folder / "app.py").write_text("# gradio app\n")
+    (folder / "README.md").write_text(SPACE_README)
+    (folder / "__pycache__").mkdir()
+    (folder / "__pycache__" / "mipr.cpython-311.pyc").write_bytes(b"\0")
+    return folder
+
+
+def test_dry_run_lists_the_export_and_uploads_nothing(exported, hf_api, capsys):
+    out = exported("mipr")
+    assert run_cli(["push", str(out), "org/mipr", "--dry-run"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    total = sum(p.stat().st_size for p in out.rglob("*") if p.is_file() and p.name != MARKER)  # the marker stays home
+    assert lines[0] == f"dataset org/mipr: 4 file(s), {total:,} bytes from {out}"
+    size = (out / "corpus/test-00000-of-00001.parquet").stat().st_size
+    assert lines[1:] == [
+        f"  {(out / 'README.md').stat().st_size:>14,}  README.md",
+        f"  {size:>14,}  corpus/test-00000-of-00001.parquet",
+        f"  {(out / 'qrels/test-00000-of-00001.parquet').stat().st_size:>14,}  qrels/test-00000-of-00001.parquet",
+        f"  {(out / 'queries/test-00000-of-00001.parquet').stat().st_size:>14,}  queries/test-00000-of-00001.parquet",
+        "dry run: nothing uploaded",
+    ]
+    factory, api = hf_api
+    factory.assert_not_called()
+
+
+def test_push_dataset_creates_the_repo_and_uploads_the_folder(exported, hf_api, capsys):
+    out = exported("m2kr")
+    assert run_cli(["push", str(out), "org/m2kr", "--private"]) == 0
+    factory, api = hf_api
+    factory.assert_called_once_with(token="hf_test_token")
+    api.create_repo.assert_called_once_with("org/m2kr", repo_type="dataset", private=True, exist_ok=True)
+    kwargs = api.upload_folder.call_args.kwargs
+    assert (kwargs["repo_id"], kwargs["repo_type"], Path(kwargs["folder_path"])) == ("org/m2kr", "dataset", out)
+    assert kwargs["ignore_patterns"] == push_module.IGNORE_PATTERNS
+    assert capsys.readouterr().out.endswith("uploaded to https://huggingface.co/org/name\n")
+
+
+def test_push_metric_folder_as_a_gradio_space(metric_folder, hf_api, capsys):
+    assert run_cli(["push", str(metric_folder), "org/mipr"]) == 0
+    factory, api = hf_api
+    api.create_repo.assert_called_once_with(
+        "org/mipr", repo_type="space", private=False, exist_ok=True, space_sdk="gradio"
+    )
+    assert api.upload_folder.call_args.kwargs["repo_type"] == "space"
+    listed = capsys.readouterr().out.splitlines()
+    assert listed[0].startswith("space org/mipr: 3 file(s)")
+    assert [line.split()[-1] for line in listed[1:4]] == ["README.md", "app.py", "mipr.py"]  # no __pycache__
+
+
+@pytest.mark.parametrize("name", ["mipr", "m2kr"])
+def test_dry_run_of_the_real_metric_folders(name, hf_api, capsys):
+    folder = REPO_ROOT / "metrics" / name
+    assert run_cli(["push", str(folder), f"org/{name}", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"space org/{name}: ")
+    for required in ("README.md", "app.py", f"{name}.py"):
+        assert f"  {required}\n" in out
+    hf_api[0].assert_not_called()
+
+
+def test_dataset_folder_with_a_loading_script_is_refused(exported, tmp_path, hf_api, capsys):
+    import shutil
+
+    folder = shutil.copytree(exported("mipr"), tmp_path / "repo")
+    (folder / "loader.py").write_text("# script\n")
+    assert run_cli(["push", str(folder), "org/mipr", "--repo-type", "dataset", "--dry-run"]) == 1
+    assert (
+        "holds loader.py at its root: datasets >= 4 refuses dataset repos with a loading script"
+        in capsys.readouterr().err
+    )
+
+
+def test_space_without_gradio_sdk_is_refused(metric_folder, capsys):
+    (metric_folder / "README.md").write_text("---\ntitle: MIPR\n---\n")
+    assert run_cli(["push", str(metric_folder), "org/mipr", "--dry-run"]) == 1
+    assert f"{metric_folder}/README.md: the YAML header must say `sdk: gradio` (found None)." in capsys.readouterr().err
+
+
+def test_push_without_token_is_refused(exported, monkeypatch, capsys):
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setattr(push_module, "get_token", lambda: None)
+    factory = mock.MagicMock()
+    monkeypatch.setattr(push_module, "HfApi", factory)
+    assert run_cli(["push", str(exported("mipr")), "org/mipr"]) == 1
+    err = capsys.readouterr().err
+    assert "No Hugging Face token: set HF_TOKEN (a write token) or run `hf auth login`." in err
+    assert err.startswith("mmrhub push: error: No Hugging Face token") and "huggingface-cli" not in err
+    assert len(err.strip().splitlines()) == 1 and "--debug" not in err
+    factory.assert_not_called()
+
+
+def test_push_when_the_hub_cannot_be_reached_is_one_line(exported, monkeypatch, capsys):
+    # A real HfApi and its real HTTP client, pointed at a port where nothing listens: the connection is refused.
+    unreachable = "http://127.0.0.1:9"
+    monkeypatch.setattr(hub_constants, "is_offline_mode", lambda: False)  # the suite runs offline (conftest)
+    monkeypatch.setattr(push_module, "HfApi", lambda token: RealHfApi(token=token, endpoint=unreachable))
+    monkeypatch.setenv("HF_TOKEN", "hf_test_token")
+    assert run_cli(["push", str(exported("mipr")), "org/mipr"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith(
+        f"mmrhub push: error: Cannot reach the Hugging Face Hub at {unreachable} to push org/mipr ("
+    )
+    assert err[0].endswith("); no commit was made. Check the network (and HF_ENDPOINT), then run the push again.")

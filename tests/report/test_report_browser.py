@@ -1,0 +1,69 @@
+"""The report in a real browser (headless Chromium through selenium): it renders, every image decodes, the console
+stays clean, and the page shows evaluate's table and the expected gallery.
+
+Skipped without selenium, chromium and chromedriver, unless MMRHUB_REQUIRE_BROWSER=1 (CI), which makes that a
+failure. Debian: ``apt-get install -y chromium chromium-driver fonts-wqy-microhei``; ``pip install selenium``.
+"""
+
+import os
+import shutil
+
+import pytest
+from test_report import EMBEDDING
+from test_report import RERANKER
+from test_report import evaluate_table
+from test_report import run_report
+
+REQUIRED = os.environ.get("MMRHUB_REQUIRE_BROWSER") == "1"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+DRIVER = shutil.which("chromedriver")
+
+
+def _missing() -> str:
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed"
+    return "" if CHROMIUM and DRIVER else "no chromium and chromedriver on PATH"
+
+
+@pytest.fixture
+def browser():
+    missing = _missing()
+    if missing:
+        (pytest.fail if REQUIRED else pytest.skip)(missing)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,2000", "--hide-scrollbars"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # The system driver, named explicitly: selenium would otherwise try to download one.
+    driver = webdriver.Chrome(service=Service(executable_path=DRIVER), options=options)
+    yield driver
+    driver.quit()
+
+
+def test_report_renders_in_chromium(browser, tmp_path, capsys):
+    out = tmp_path / "report.html"
+    assert run_report("mipr", EMBEDDING, RERANKER, "-o", out, "--queries", "12") == 0
+    browser.get(out.as_uri())
+    images = browser.execute_script(
+        "return Array.from(document.images, i => [i.complete, i.naturalWidth, i.naturalHeight, i.className]);"
+    )
+    assert len(images) > 12 and all(complete and width > 0 and height > 0 for complete, width, height, _ in images)
+    assert browser.execute_script("return document.querySelectorAll('#gallery .query').length;") == 12
+    assert browser.execute_script("return document.querySelectorAll('#gallery img.query-image').length;") == 12
+    item_images = browser.execute_script("return document.querySelectorAll('#gallery figure.item img').length;")
+    assert item_images == len(images) - 12 >= 12 * 2 * 10
+    cells = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#scores tr'), r => Array.from(r.cells, c => c.innerText.trim()));"
+    )
+    assert cells == evaluate_table(capsys, "mipr", EMBEDDING, RERANKER)
+    assert browser.execute_script("return document.querySelectorAll('.figures svg').length;") == 3
+    errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert errors == []
+    shot = tmp_path / "report.png"
+    assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000

@@ -1,0 +1,63 @@
+"""``mmrhub baseline``: retrieve the top-k, rerank it and one table (embedding, reranked, oracle), on CPU with tiny
+random models loaded through --embedding-model / --reranker-model PATH."""
+
+import argparse
+import shutil
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("sentence_transformers")
+
+from _retrieve_helpers import build_tiny_chinese_clip  # noqa: E402
+from _retrieve_helpers import build_tiny_llava_reranker  # noqa: E402
+
+from mmrhub.scoring.run_reading import read_run  # noqa: E402
+from mmrhub.scoring.run_validation import check_pool  # noqa: E402
+
+
+def test_baseline_writes_both_runs_and_one_table(tmp_path, capsys):
+    from mmrhub.cli import main
+    from mmrhub.commands import baseline
+
+    embedding = build_tiny_chinese_clip(tmp_path / "tiny-clip-embedding", ["除垢剂"])
+    reranker = shutil.copytree(build_tiny_llava_reranker(tmp_path / "build"), tmp_path / "tiny-llava-reranker")
+    parser = argparse.ArgumentParser()
+    baseline.register(parser.add_subparsers())
+    args = parser.parse_args(
+        [
+            "baseline",
+            "mipr",
+            "--embedding-backend",
+            "transformers",
+            "--embedding-model",
+            str(embedding),
+            "--reranker-model",
+            str(reranker),
+            "--top-k",
+            "5",
+            "--top-n",
+            "3",
+            "--num-workers",
+            "0",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--output-dir",
+            str(tmp_path / "runs"),
+        ]
+    )
+    assert args.func(args) == 0
+
+    embedding_run = read_run(tmp_path / "runs" / "mipr_tiny-clip-embedding_top5.json")
+    reranked_run = read_run(tmp_path / "runs" / "mipr_tiny-llava-reranker_top5.json")
+    check_pool(reranked_run, embedding_run)
+    assert {len(ranked) for ranked in embedding_run.rankings.to_pylist()} == {5}
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["embeddings", "rerank"]
+    lines = capsys.readouterr().out.splitlines()
+    header = lines.index("| System | nDCG@10 | R-L1@10 | Hit-L1@1 | Hit-L1@10 | SC-R-L1@10 | SC-R-L1@10* |")
+    names = [line.split(" | ")[0].lstrip("| ") for line in lines[header + 2 : header + 5]]
+    assert names == ["tiny-clip-embedding", "tiny-llava-reranker", "Candidate-pool Oracle"]
+    # the oracle row is the oracle of the embedding run's pools, as `mmrhub oracle` computes it
+    assert main(["oracle", "mipr", str(tmp_path / "runs" / "mipr_tiny-clip-embedding_top5.json")]) == 0
+    oracle_row = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| Candidate-pool Oracle |")]
+    assert oracle_row == [lines[header + 4]]

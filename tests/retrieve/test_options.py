@@ -1,0 +1,122 @@
+"""The retrieve wing takes typed options: ``baseline`` builds them instead of re-parsing argv, the wing neither
+imports the benchmarks nor the commands, and no library function takes an argparse Namespace. Torch-free."""
+
+import argparse
+import ast
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import mmrhub.retrieve
+from mmrhub.benchmarks import MIPR
+from mmrhub.commands import baseline
+from mmrhub.retrieve.options import DataOptions
+from mmrhub.retrieve.options import OutputOptions
+from mmrhub.retrieve.options import RerankOptions
+from mmrhub.retrieve.options import RetrieveOptions
+from mmrhub.retrieve.options import RunOptions
+
+WING = Path(mmrhub.retrieve.__file__).parent
+
+
+def wing_modules():
+    return sorted(WING.glob("*.py"))
+
+
+def imported_modules(path):
+    """Every absolute module name the file imports, ``from a import b`` counted as ``a`` and ``a.b``."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            package = "mmrhub.retrieve".rsplit(".", node.level - 1)[0] if node.level else ""
+            module = ".".join(part for part in (package, node.module) if part)
+            names.add(module)
+            names.update(f"{module}.{alias.name}" for alias in node.names)
+    return names
+
+
+@pytest.mark.parametrize("path", wing_modules(), ids=lambda path: path.name)
+def test_the_wing_imports_neither_benchmarks_nor_commands(path):
+    for name in imported_modules(path):
+        for forbidden in ("mmrhub.benchmarks", "mmrhub.commands"):
+            assert name != forbidden and not name.startswith(forbidden + "."), f"{path.name} imports {name}"
+
+
+@pytest.mark.parametrize("path", wing_modules(), ids=lambda path: path.name)
+def test_no_wing_function_takes_parsed_arguments(path):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            assert "args" not in {arg.arg for arg in node.args.args}, f"{path.name}: {node.name}(args, ...)"
+
+
+def test_rerank_options_refuse_sizes_below_one():
+    with pytest.raises(ValueError, match=r"--chunk-queries 0: must be at least 1\."):
+        RerankOptions(DataOptions(MIPR), candidates="run.json", chunk_queries=0)
+
+
+def test_baseline_hands_option_objects_to_both_pipelines(tmp_path, monkeypatch):
+    received = []
+    for name in ("pipeline", "rerank"):
+        fake = types.SimpleNamespace(run=lambda options: received.append(options) or 0)
+        monkeypatch.setitem(sys.modules, f"mmrhub.retrieve.{name}", fake)
+        monkeypatch.setattr(mmrhub.retrieve, name, fake, raising=False)
+
+    def refuse(self, args=None, namespace=None):
+        raise AssertionError(f"{self.prog} re-parsed {args}")
+
+    parser = argparse.ArgumentParser()
+    baseline.register(parser.add_subparsers())
+    args = parser.parse_args(
+        [
+            "baseline",
+            "mipr",
+            "--embedding-model",
+            "org/Embed-1",
+            "--reranker-model",
+            "org/Rerank-1",
+            "--top-k",
+            "7",
+            "--top-n",
+            "3",
+            "--dtype",
+            "float32",
+            "--num-workers",
+            "0",
+            "--device",
+            "cpu",
+            "--prompt",
+            "judge",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--output-dir",
+            str(tmp_path / "runs"),
+        ]
+    )
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", refuse)
+    monkeypatch.setenv("RANK", "1")  # a non-main process: both pipelines run, nothing is scored
+    assert args.func(args) == 0
+
+    retrieve, rerank = received
+    data = DataOptions(MIPR)
+    embedding_run = str(tmp_path / "runs" / "mipr_Embed-1_top7.json")
+    runtime = RunOptions(device="cpu", dtype="float32", num_workers=0)
+    assert retrieve == RetrieveOptions(
+        data=data,
+        model="org/Embed-1",
+        top_k=7,
+        runtime=RunOptions(**{**vars(runtime), "cache_dir": str(tmp_path / "cache" / "embeddings")}),
+        output=OutputOptions(path=embedding_run, score=False),
+    )
+    assert rerank == RerankOptions(
+        data=data,
+        candidates=embedding_run,
+        model="org/Rerank-1",
+        prompt="judge",
+        top_n=3,
+        runtime=RunOptions(**{**vars(runtime), "cache_dir": str(tmp_path / "cache" / "rerank")}),
+        output=OutputOptions(path=str(tmp_path / "runs" / "mipr_Rerank-1_top7.json"), score=False),
+    )

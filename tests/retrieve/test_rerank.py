@@ -1,0 +1,178 @@
+"""``mmrhub rerank`` end to end on CPU: a tiny random generative reranker (LLaVA: CLIP vision + Qwen2 text, no
+torchvision) saved as a sentence-transformers CrossEncoder and loaded through --model PATH, the bundled samples."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("sentence_transformers")
+
+from _paths import ROOT
+from _retrieve_helpers import build_tiny_llava_reranker  # noqa: E402
+
+SCRIPT = ROOT / "scripts" / "rerank.py"
+MIPR_SAMPLE = ROOT / "data" / "mipr"
+BASELINE = MIPR_SAMPLE / "baseline" / "simulated_embedding_top50.json"
+TOP_N = 4
+
+
+@pytest.fixture(scope="module")
+def reranker(tmp_path_factory):
+    return build_tiny_llava_reranker(tmp_path_factory.mktemp("reranker"))
+
+
+def rerank(tmp_path, *options, name="run.json"):
+    """Run the script in-process; return the parsed run and per-phase stats."""
+    from mmrhub.commands.rerank import build_parser
+    from mmrhub.commands.rerank import rerank_options
+    from mmrhub.retrieve.rerank import run
+
+    output, stats = tmp_path / name, tmp_path / f"{name}.stats.json"
+    argv = [*map(str, options), "--output", str(output), "--stats-json", str(stats), "--num-workers", "0"]
+    assert run(rerank_options(build_parser().parse_args(argv))) == 0
+    return json.loads(output.read_text()), json.loads(stats.read_text())
+
+
+def sample_options(reranker, tmp_path, *extra):
+    return (
+        "mipr",
+        "--candidates",
+        BASELINE,
+        "--model",
+        reranker,
+        "--top-n",
+        TOP_N,
+        "--chunk-queries",
+        8,
+        "--cache-dir",
+        tmp_path / "cache",
+        *extra,
+    )
+
+
+def read_jsonl(path):
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_pools_kept_and_head_ordered_by_the_model_scores(tmp_path, reranker, capsys):
+    from PIL import Image
+    from sentence_transformers import CrossEncoder
+
+    run, stats = rerank(tmp_path, *sample_options(reranker, tmp_path))
+    baseline = {entry["qid"]: [r["did"] for r in entry["ranked"]] for entry in json.loads(BASELINE.read_text())}
+    assert [entry["qid"] for entry in run] == [row["idx"] for row in read_jsonl(MIPR_SAMPLE / "mipr_query.jsonl")]
+    assert stats["phases"]["rerank"]["items"] == TOP_N * len(run)
+    changed = 0
+    for entry in run:
+        pool, ranked = baseline[entry["qid"]], [r["did"] for r in entry["ranked"]]
+        assert sorted(ranked[:TOP_N]) == sorted(pool[:TOP_N]) and ranked[TOP_N:] == pool[TOP_N:]
+        scores = [r["score"] for r in entry["ranked"]]
+        assert scores[:TOP_N] == sorted(scores[:TOP_N], reverse=True) and scores[TOP_N:] == [None] * (len(pool) - TOP_N)
+        changed += ranked != pool
+    assert changed, "random scores should reorder some pools"
+
+    # The scores are the model's own for (query image + question, product image + title).
+    query = read_jsonl(MIPR_SAMPLE / "mipr_query.jsonl")[0]
+    products = {row["item_id"]: row for row in read_jsonl(MIPR_SAMPLE / "mipr_corpus.jsonl")}
+    image = lambda sub, name: Image.open(MIPR_SAMPLE / "images" / sub / name).convert("RGB")  # noqa: E731
+    query_input = {"image": image("query_images", query["image_url"]), "text": query["query"]}
+    head = baseline[query["idx"]][:TOP_N]
+    pairs = [
+        (query_input, {"image": image("product_images", products[did]["pict_url"]), "text": products[did]["title"]})
+        for did in head
+    ]
+    expected = dict(zip(head, CrossEncoder(str(reranker), device="cpu").predict(pairs, batch_size=1).tolist()))
+    got = {r["did"]: r["score"] for r in run[0]["ranked"][:TOP_N]}
+    assert got == pytest.approx(expected, abs=1e-4)
+    out = capsys.readouterr().out
+    assert "pairs/s" in out and "| System | nDCG@10 |" in out
+
+
+def test_ties_keep_the_baseline_order():
+    from mmrhub.retrieve.rerank_pairs import reranked
+
+    items, scores = reranked(["a", "b", "c", "d", "e"], [0.5, 0.9, 0.5, 0.5])
+    assert items == ["b", "a", "c", "d", "e"]
+    assert scores == [0.9, 0.5, 0.5, 0.5, None]
+
+
+def test_interrupted_rerank_resumes_from_the_cached_chunks(tmp_path, reranker, monkeypatch, capsys):
+    from mmrhub.retrieve.reranker import Reranker
+
+    whole, _ = rerank(tmp_path, *sample_options(reranker, tmp_path, "--no-cache"), name="whole.json")
+    score, calls = Reranker.score, []
+
+    def interrupted(self, pairs):
+        calls.append(len(pairs))
+        if len(calls) == 5:  # chunks are 8 queries x 4 pairs = 2 batches of 16: two chunks are done by now
+            raise KeyboardInterrupt
+        return score(self, pairs)
+
+    monkeypatch.setattr(Reranker, "score", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        rerank(tmp_path, *sample_options(reranker, tmp_path), name="first.json")
+    assert len(list((tmp_path / "cache").glob("*/chunks/*.npy"))) == 2
+    assert not list((tmp_path / "cache").glob("*/chunks/*.tmp*"))
+    monkeypatch.setattr(Reranker, "score", score)
+    resumed, stats = rerank(tmp_path, *sample_options(reranker, tmp_path), name="resumed.json")
+    assert stats["phases"]["rerank"]["items"] == TOP_N * len(whole) - 2 * 8 * TOP_N
+    assert "64 pair scores reused" in capsys.readouterr().out
+    assert resumed == whole
+    # An option that changes the scores changes the key: nothing is reused.
+    _, other = rerank(tmp_path, *sample_options(reranker, tmp_path, "--max-length", 2048), name="other.json")
+    assert other["phases"]["rerank"]["items"] == TOP_N * len(whole)
+
+
+@pytest.mark.slow
+def test_two_processes_give_the_same_run_as_one(tmp_path, reranker):
+    """torchrun, gloo on CPU: each rank scores a contiguous slice of the chunks; batches never cross a chunk, so
+    every pair is scored in the same batch and the runs match byte for byte."""
+    options = [
+        "mipr",
+        "--candidates",
+        str(BASELINE),
+        "--model",
+        str(reranker),
+        "--top-n",
+        "2",
+        "--chunk-queries",
+        "4",
+        "--num-workers",
+        "1",
+        "--no-cache",
+        "--no-eval",
+    ]
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    single, double = tmp_path / "one.json", tmp_path / "two.json"
+    subprocess.run(
+        [sys.executable, str(SCRIPT), *options, "--output", str(single)], check=True, env=env, capture_output=True
+    )
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
+    done = subprocess.run(
+        [*torchrun, str(SCRIPT), *options, "--output", str(double)],
+        env=env,
+        capture_output=True,
+        timeout=300,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "(2 process(es)" in done.stdout
+    assert double.read_bytes() == single.read_bytes()
+
+
+def test_commands_register_without_importing_torch():
+    code = (
+        "import sys, argparse; from mmrhub.commands import rerank, baseline; p = argparse.ArgumentParser(); "
+        "s = p.add_subparsers(); rerank.register(s); baseline.register(s); "
+        "a = p.parse_args(['rerank', 'mipr', '--candidates', 'run.json', '--top-n', '10']); "
+        "assert a.func.__module__ == 'mmrhub.commands.rerank' and a.top_n == 10; "
+        "b = p.parse_args(['baseline', 'm2kr', '--reranker-model', 'x']); "
+        "assert b.func.__module__ == 'mmrhub.commands.baseline' and b.top_k == 50; "
+        "assert 'torch' not in sys.modules, 'torch imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

@@ -1,0 +1,270 @@
+"""End-to-end: tiny random models loaded through --model PATH, the bundled samples, CPU only."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from _paths import ROOT
+from _retrieve_helpers import build_tiny_chinese_clip  # noqa: E402
+from _retrieve_helpers import build_tiny_sentence_transformer  # noqa: E402
+
+from mmrhub.benchmarks import M2KR  # noqa: E402
+from mmrhub.benchmarks import MIPR  # noqa: E402
+from mmrhub.scoring.score import read_valid_run  # noqa: E402
+
+SCRIPT = ROOT / "scripts" / "embed_retrieve.py"
+MIPR_SAMPLE = ROOT / "data" / "mipr"
+SELF_QUERY, IMAGE_ONLY_QUERY = "9001", "9002"
+
+
+def read_jsonl(path):
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def write_jsonl(path, rows):
+    Path(path).write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def mipr_dir(tmp_path_factory):
+    """The MIPR sample plus two queries: a copy of the middle corpus item (its image and title), and the first
+    query's image with an empty question."""
+    folder = tmp_path_factory.mktemp("mipr") / "data"
+    shutil.copytree(MIPR_SAMPLE, folder)
+    corpus = read_jsonl(folder / "mipr_corpus.jsonl")
+    queries = read_jsonl(folder / "mipr_query.jsonl")
+    item = corpus[len(corpus) // 2]
+    images = folder / "images"
+    shutil.copy(images / "product_images" / item["pict_url"], images / "query_images" / "self.jpg")
+    queries.append({"idx": SELF_QUERY, "query": item["title"], "image_url": "self.jpg"})
+    queries.append({"idx": IMAGE_ONLY_QUERY, "query": "", "image_url": queries[0]["image_url"]})
+    write_jsonl(folder / "mipr_query.jsonl", queries)
+    qrels = read_jsonl(folder / "mipr_annotation.jsonl")
+    qrels.append({"idx": SELF_QUERY, "items": [{"item_id": item["item_id"], "final_grade": "L1"}]})
+    qrels.append({"idx": IMAGE_ONLY_QUERY, "items": [{"item_id": corpus[0]["item_id"], "final_grade": "L2"}]})
+    write_jsonl(folder / "mipr_annotation.jsonl", qrels)
+    return {"dir": folder, "self_item": item["item_id"], "num_queries": len(queries), "num_corpus": len(corpus)}
+
+
+@pytest.fixture(scope="module")
+def sample_texts():
+    texts = [row["title"] for row in read_jsonl(MIPR_SAMPLE / "mipr_corpus.jsonl")]
+    return texts + [row["query"] for row in read_jsonl(MIPR_SAMPLE / "mipr_query.jsonl")]
+
+
+@pytest.fixture(scope="module")
+def clip_model(tmp_path_factory, sample_texts):
+    return build_tiny_chinese_clip(tmp_path_factory.mktemp("clip"), sample_texts)
+
+
+@pytest.fixture(scope="module")
+def st_model(tmp_path_factory, sample_texts):
+    pytest.importorskip("sentence_transformers")
+    return build_tiny_sentence_transformer(tmp_path_factory.mktemp("st"), sample_texts)
+
+
+def retrieve(tmp_path, *options, name="run.json"):
+    """Run the script in-process; return the run path, parsed run and per-phase stats."""
+    from mmrhub.commands.retrieve import build_parser
+    from mmrhub.commands.retrieve import retrieve_options
+    from mmrhub.retrieve.pipeline import run
+
+    output, stats = tmp_path / name, tmp_path / f"{name}.stats.json"
+    argv = [*map(str, options), "--output", str(output), "--stats-json", str(stats), "--num-workers", "0"]
+    assert run(retrieve_options(build_parser().parse_args(argv))) == 0
+    return output, json.loads(output.read_text()), json.loads(stats.read_text())
+
+
+def top(run, qid):
+    return next(entry["ranked"] for entry in run if entry["qid"] == qid)
+
+
+@pytest.mark.parametrize("backend", ["transformers", "sentence-transformers"])
+def test_run_is_valid_and_a_corpus_item_finds_itself(backend, request, tmp_path, mipr_dir, capsys):
+    model = request.getfixturevalue("clip_model" if backend == "transformers" else "st_model")
+    path, run, _ = retrieve(
+        tmp_path,
+        "mipr",
+        "--data-dir",
+        mipr_dir["dir"],
+        "--backend",
+        backend,
+        "--model",
+        model,
+        "--top-k",
+        20,
+        "--cache-dir",
+        tmp_path / "cache",
+    )
+    truth = MIPR.read_truth(mipr_dir["dir"])
+    checked, _ = read_valid_run(truth, path)  # raises unless every query is there once, with corpus ids only
+    every_query = truth.query_ids.to_pylist() + truth.unjudged_query_ids.to_pylist()
+    assert sorted(checked.query_ids.to_pylist()) == sorted(every_query)
+    assert len(run) == mipr_dir["num_queries"] == 29
+    assert all(len(entry["ranked"]) == 20 for entry in run)
+    assert top(run, SELF_QUERY)[0]["did"] == mipr_dir["self_item"]
+    assert top(run, SELF_QUERY)[0]["score"] == pytest.approx(1.0, abs=1e-5)
+    image_only = top(run, IMAGE_ONLY_QUERY)
+    assert [r["score"] for r in image_only] == sorted((r["score"] for r in image_only), reverse=True)
+    out = capsys.readouterr().out
+    assert "CUDA is not available: running on CPU" in out
+    assert "| System | nDCG@10 | R-L1@10 | Hit-L1@1 | Hit-L1@10 | SC-R-L1@10 | SC-R-L1@10* |" in out
+    assert "\n| run | " in out
+
+
+def test_image_only_query_is_the_image_vector(tmp_path, mipr_dir, clip_model):
+    """An empty question is not encoded as text: the query vector is the normalised image vector."""
+    import numpy as np
+    import torch
+    from PIL import Image
+    from transformers import AutoModel
+    from transformers import AutoProcessor
+
+    _, run, _ = retrieve(
+        tmp_path,
+        "mipr",
+        "--data-dir",
+        mipr_dir["dir"],
+        "--backend",
+        "transformers",
+        "--model",
+        clip_model,
+        "--top-k",
+        5,
+        "--cache-dir",
+        tmp_path / "cache",
+        "--no-eval",
+    )
+    (cached,) = (tmp_path / "cache").glob("*/embeddings.npy")
+    corpus = np.load(cached)
+    corpus_ids = [row["item_id"] for row in read_jsonl(mipr_dir["dir"] / "mipr_corpus.jsonl")]
+    image_name = next(
+        q["image_url"] for q in read_jsonl(mipr_dir["dir"] / "mipr_query.jsonl") if q["idx"] == IMAGE_ONLY_QUERY
+    )
+    model, processor = AutoModel.from_pretrained(clip_model), AutoProcessor.from_pretrained(clip_model)
+    image = Image.open(mipr_dir["dir"] / "images" / "query_images" / image_name).convert("RGB")
+    with torch.inference_mode():
+        vector = model.get_image_features(**processor(images=[image], return_tensors="pt")).pooler_output
+    expected = corpus @ torch.nn.functional.normalize(vector, dim=-1)[0].numpy()
+    ranked = top(run, IMAGE_ONLY_QUERY)
+    got = {r["did"]: r["score"] for r in ranked}
+    np.testing.assert_allclose([expected[corpus_ids.index(did)] for did in got], list(got.values()), atol=1e-5)
+    np.testing.assert_allclose(list(got.values()), np.sort(expected)[::-1][:5], atol=1e-5)
+
+
+def test_second_run_reuses_cached_corpus_embeddings(tmp_path, mipr_dir, clip_model, capsys):
+    options = (
+        "mipr",
+        "--data-dir",
+        mipr_dir["dir"],
+        "--backend",
+        "transformers",
+        "--model",
+        clip_model,
+        "--cache-dir",
+        tmp_path / "cache",
+        "--no-eval",
+    )
+    _, first, first_stats = retrieve(tmp_path, *options, name="first.json")
+    assert first_stats["phases"]["embed corpus"]["items"] == mipr_dir["num_corpus"]
+    _, second, second_stats = retrieve(tmp_path, *options, name="second.json")
+    assert second_stats["phases"]["embed corpus"] == {"items": 0, "cached": mipr_dir["num_corpus"]}
+    assert second_stats["phases"]["embed queries"]["items"] == mipr_dir["num_queries"]
+    assert second == first
+    assert "embeddings reused from" in capsys.readouterr().out
+    # Options that change the vectors change the key: a new text weight embeds the corpus again.
+    _, _, third_stats = retrieve(tmp_path, *options, "--text-weight", 0.3, name="third.json")
+    assert third_stats["phases"]["embed corpus"]["items"] == mipr_dir["num_corpus"]
+
+
+def test_rerank_keeps_each_baseline_pool(tmp_path, clip_model, capsys):
+    baseline = MIPR_SAMPLE / "baseline" / "simulated_embedding_top50.json"
+    _, run, stats = retrieve(
+        tmp_path, "mipr", "--backend", "transformers", "--model", clip_model, "--candidates", baseline, "--no-cache"
+    )
+    pools = {entry["qid"]: {r["did"] for r in entry["ranked"]} for entry in json.loads(baseline.read_text())}
+    assert [entry["qid"] for entry in run] == [row["idx"] for row in read_jsonl(MIPR_SAMPLE / "mipr_query.jsonl")]
+    for entry in run:
+        assert {r["did"] for r in entry["ranked"]} == pools[entry["qid"]]
+        assert len(entry["ranked"]) == len(pools[entry["qid"]])
+    assert "rerank" in capsys.readouterr().out
+
+
+def test_unknown_candidate_is_reported(tmp_path, clip_model):
+    baseline = json.loads((MIPR_SAMPLE / "baseline" / "simulated_embedding_top50.json").read_text())
+    baseline[2]["ranked"][3]["did"] = "no-such-item"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(baseline))
+    message = rf"query '{baseline[2]['qid']}' position 4 \(entry 3\): 'no-such-item' is not in the corpus"
+    with pytest.raises(ValueError, match=message):
+        retrieve(tmp_path, "mipr", "--backend", "transformers", "--model", clip_model, "--candidates", path)
+
+
+def test_m2kr_sample_with_image_only_queries(tmp_path, clip_model, capsys):
+    import m2kr
+
+    questions = m2kr.load("challenge_data")
+    image_only = [qid for qid, q in zip(questions["question_id"], questions["question"]) if not q]
+    assert image_only, "the M2KR sample should have image-only queries"
+    path, run, _ = retrieve(
+        tmp_path, "m2kr", "--backend", "transformers", "--model", clip_model, "--top-k", 5, "--no-cache"
+    )
+    read_valid_run(M2KR.read_truth(M2KR.sample_dir), path)
+    assert [entry["qid"] for entry in run] == list(questions["question_id"])
+    assert all(len(top(run, qid)) == 5 for qid in image_only)
+    assert "Recall@1" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_two_processes_give_the_same_run_as_one(tmp_path, mipr_dir, clip_model):
+    """torchrun, gloo on CPU: each rank embeds a contiguous shard; batch size 1 makes every vector bitwise
+    independent of the batch it was in, so the runs must match byte for byte."""
+    options = [
+        "mipr",
+        "--data-dir",
+        str(mipr_dir["dir"]),
+        "--backend",
+        "transformers",
+        "--model",
+        str(clip_model),
+        "--batch-size",
+        "1",
+        "--num-workers",
+        "0",
+        "--no-cache",
+        "--no-eval",
+    ]
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT))
+    single, double = tmp_path / "one.json", tmp_path / "two.json"
+    subprocess.run(
+        [sys.executable, str(SCRIPT), *options, "--output", str(single)], check=True, env=env, capture_output=True
+    )
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
+    done = subprocess.run(
+        [*torchrun, str(SCRIPT), *options, "--output", str(double)],
+        env=env,
+        capture_output=True,
+        timeout=300,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "(2 process(es))" in done.stdout
+    assert double.read_bytes() == single.read_bytes()
+
+
+def test_cli_registers_retrieve_without_importing_torch():
+    code = (
+        "import sys, mmrhub.cli as cli; parser = cli.build_parser(); "
+        "args = parser.parse_args(['retrieve', 'mipr', '--backend', 'transformers']); "
+        "assert args.func.__module__ == 'mmrhub.commands.retrieve'; "
+        "assert 'torch' not in sys.modules, 'torch imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

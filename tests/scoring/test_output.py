@@ -1,0 +1,91 @@
+"""What a table says besides its numbers: non-default readings, means over fewer queries, distinct row names, and
+one line for a run of the other benchmark."""
+
+import json
+import shutil
+
+import pytest
+from _paths import ROOT
+
+from mmrhub.cli import main
+
+EMBEDDING = ROOT / "data" / "mipr" / "baseline" / "simulated_embedding_top50.json"
+M2KR_RUN = ROOT / "data" / "m2kr" / "baseline" / "simulated_top5.json"
+
+
+def run_cli(capsys, *argv):
+    code = main([str(arg) for arg in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_defaults_add_no_reading_line(capsys):
+    code, out, _ = run_cli(capsys, "evaluate", "mipr", EMBEDDING)
+    assert code == 0 and "Readings other than the defaults" not in out
+    assert "_Means over fewer than the 27 scored queries: SC-R-L1@10* over 19._" in out
+
+
+def test_non_default_readings_and_smaller_means_are_said(capsys, tmp_path):
+    out_json = tmp_path / "scores.json"
+    code, out, _ = run_cli(
+        capsys, "evaluate", "mipr", EMBEDDING, "--no-l1", "skip", "--category", "leaf", "--json", out_json
+    )
+    assert code == 0
+    assert "_Readings other than the defaults: --no-l1 skip, --category leaf._" in out
+    assert (
+        "_Means over fewer than the 27 scored queries: R-L1@10 over 26, SC-R-L1@10 over 26, SC-R-L1@10* over 19._"
+        in out
+    )
+    payload = json.loads(out_json.read_text(encoding="utf-8"))
+    assert payload["non_default_readings"] == {"no_l1": "skip", "category": "leaf"}
+    assert payload["runs"][0]["queries_averaged"] == {"R-L1@10": 26, "SC-R-L1@10": 26, "SC-R-L1@10*": 19}
+
+
+def test_a_non_default_m2kr_variant_list_is_said(capsys):
+    code, out, _ = run_cli(capsys, "evaluate", "m2kr", M2KR_RUN, "--variants", "recall,hit")
+    assert code == 0 and "_Readings other than the defaults: --variants recall,hit._" in out
+
+
+def test_runs_with_the_same_stem_get_distinct_rows_and_a_note(capsys, tmp_path):
+    (tmp_path / "b").mkdir()
+    first, second = tmp_path / "run.json", tmp_path / "b" / "run.json"
+    shutil.copy(EMBEDDING, first), shutil.copy(EMBEDDING, second)
+    code, out, err = run_cli(capsys, "evaluate", "mipr", first, second)
+    assert code == 0 and "| run | 59.89 |" in out and "| run (2) | 59.89 |" in out
+    assert f"note: two runs are named 'run': {second} is the row 'run (2)'; pass --name." in err
+
+
+def test_a_name_given_twice_is_refused(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "evaluate", "mipr", EMBEDDING, EMBEDDING, "--name", "x", "--name", "x")
+    assert code == 1 and err == "mmrhub evaluate: error: --name 'x' is given twice: give each run its own name.\n"
+
+
+@pytest.mark.parametrize(
+    "benchmark, run, title, example", [("mipr", M2KR_RUN, "MIPR", "4100"), ("m2kr", EMBEDDING, "M2KR", "0")]
+)
+def test_a_run_of_the_other_benchmark_gets_one_line(capsys, benchmark, run, title, example):
+    code, _, err = run_cli(capsys, "evaluate", benchmark, run)
+    assert code == 1 and err.count("\n") == 1
+    first = json.loads(run.read_text())[0]["qid"] if run.suffix == ".json" else example
+    assert f"is a query of {title}: is it a run of another benchmark?" in err and repr(first) in err
+    assert "--ignore-unknown-queries" in err
+
+
+def test_the_coverage_oracle_follows_the_category_readings():
+    from mmrhub.benchmarks import MIPR
+    from mmrhub.benchmarks import mipr as mipr_benchmark
+    from mmrhub.scoring.request import ScoringRequest
+    from mmrhub.scoring.score import load_truth
+    from mmrhub.scoring.score import read_valid_run
+    from mmrhub.scoring.score import score
+    from mmrhub.scoring.score import score_runs
+
+    readings = {"k": (10,), "category": "leaf", "covered_by": "judged"}
+    request = ScoringRequest(
+        MIPR, oracle=str(EMBEDDING), measure_options=readings, oracle_options={"order": "coverage"}
+    )
+    truth = load_truth(request)
+    (row,) = score_runs(request, truth)
+    rankings = read_valid_run(truth, EMBEDDING)[1]
+    expected = mipr_benchmark.oracle(truth.judgments, rankings, "coverage", category="leaf", covered_by="judged")
+    assert row.result == score(MIPR, truth, expected, readings)
