@@ -8,10 +8,10 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from mmrhub.commands.model_arguments import add_data_arguments
-from mmrhub.commands.model_arguments import add_reranker_arguments
-from mmrhub.commands.model_arguments import data_options
-from mmrhub.commands.model_arguments import run_options
+from mmrhub.commands.arguments import add_data_arguments
+from mmrhub.commands.arguments import add_reranker_arguments
+from mmrhub.commands.arguments import data_options
+from mmrhub.commands.arguments import run_options
 from mmrhub.retrieve.naming import model_name
 from mmrhub.retrieve.naming import slug
 from mmrhub.retrieve.options import BACKENDS

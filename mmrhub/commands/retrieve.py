@@ -2,15 +2,15 @@
 
 import argparse
 
-from mmrhub.commands.model_arguments import add_cache_arguments
-from mmrhub.commands.model_arguments import add_data_arguments
-from mmrhub.commands.model_arguments import add_device_arguments
-from mmrhub.commands.model_arguments import add_dtype_argument
-from mmrhub.commands.model_arguments import add_output_argument
-from mmrhub.commands.model_arguments import add_run_file_arguments
-from mmrhub.commands.model_arguments import data_options
-from mmrhub.commands.model_arguments import output_options
-from mmrhub.commands.model_arguments import run_options
+from mmrhub.commands.arguments import add_cache_arguments
+from mmrhub.commands.arguments import add_data_arguments
+from mmrhub.commands.arguments import add_device_arguments
+from mmrhub.commands.arguments import add_dtype_argument
+from mmrhub.commands.arguments import add_output_argument
+from mmrhub.commands.arguments import add_run_file_arguments
+from mmrhub.commands.arguments import data_options
+from mmrhub.commands.arguments import output_options
+from mmrhub.commands.arguments import run_options
 from mmrhub.retrieve.options import BACKENDS
 from mmrhub.retrieve.options import DEFAULT_MODELS
 from mmrhub.retrieve.options import SEARCHES
