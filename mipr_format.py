@@ -21,7 +21,7 @@ import pyarrow.json as paj
 logger = logging.getLogger("mipr")
 
 CONFIG_NAMES = ("queries", "corpus", "qrels")
-# Relevance grades as data: the seed's definition of each label.
+# Relevance grades as data: the MIPR README's definition of each label.
 GRADES = {
     "L1": "Optimal solution: satisfies the underlying need and its key constraints",
     "L2": "Suboptimal solution: relevant but only partially satisfies the need",

@@ -3,11 +3,12 @@
 import datasets
 import evaluate
 
-# shared is unused here, but evaluate copies only this file's relative imports next to it
-from .shared import Pairs
 from .m2kr_measures import DEFAULT_K
 from .m2kr_measures import Positives
 from .m2kr_measures import evaluate_run
+
+# shared is unused here, but evaluate copies only this file's relative imports next to it
+from .shared import Pairs
 
 _CITATION = """\
 @inproceedings{lin-etal-2024-preflmr,
@@ -29,7 +30,8 @@ and Recall@5 is the M2KR track score (the Kaggle leaderboard averaged two tracks
 
 | rule | status |
 | --- | --- |
-| Recall@k against the full positive set; k = 1, 3, 5 and their mean; rank = position in the list | fixed by the seed |
+| Recall@k against the full positive set; k = 1, 3, 5 and their mean | fixed by the challenge's dataset card |
+| rank = position in the submitted list | our reading: the card describes no run format (the Kaggle CSV lists ids in order) |
 | variants `hit` and `strict` (off by default) | our reading: FLMR's hit rate, and a rate of queries with all positives found |
 """
 

@@ -3,12 +3,13 @@
 import datasets
 import evaluate
 
-# shared is unused here, but evaluate copies only this file's relative imports next to it
-from .shared import Pairs
 from .mipr_measures import DEFAULT_K
 from .mipr_measures import READINGS
 from .mipr_measures import Qrels
 from .mipr_measures import evaluate_run
+
+# shared is unused here, but evaluate copies only this file's relative imports next to it
+from .shared import Pairs
 
 _CITATION = """\
 @misc{li_mipr,
@@ -22,8 +23,9 @@ Scores ranked product lists against the MIPR judgments (the card defines each me
 
 | rule | status |
 | --- | --- |
-| gains L1=2, L2=1, others and unjudged 0; rank = position in the list | fixed by the seed |
-| R-L1: recall of judged L1 items; Hit-L1: an L1 in the top k; SC-R-L1: coverage of the judged L1 leaf categories, and SC-R-L1@k* over the queries with at least two | fixed by the seed |
+| gains L1=2 and L2=1, unjudged 0; rank = position in the list | fixed by the MIPR README |
+| R-L1: recall of judged L1 items; Hit-L1: an L1 in the top k; SC-R-L1: coverage of the judged L1 leaf categories, and SC-R-L1@k* over the queries with at least two | fixed by the MIPR README |
+| N1-N3 gain 0; discount 1/log2(rank+1); means over queries; ideal DCG 0 scores 0; the oracle's tiers | our reading (the card says why) |
 """ + "".join(
     f"| `{name}`: {' or '.join(values)} | our reading; default {values[0]} (the card says why) |\n"
     for name, values in READINGS.items()

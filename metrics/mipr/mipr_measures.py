@@ -22,7 +22,7 @@ DEFINITIONS = {
     ),
     "SC-R-L1@k*": "SC-R-L1@k averaged only over queries with at least two L1 categories (2,664 in the real data)",
 }
-# The rules the seed leaves open, as keyword options: their values, the default (today's behaviour) first.
+# The rules the MIPR README leaves open, as keyword options: their values, the default (today's behaviour) first.
 READINGS = {
     "no_l1": ("zero", "skip"),
     "recall_denominator": ("judged", "capped"),

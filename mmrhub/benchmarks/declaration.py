@@ -42,7 +42,7 @@ class Option:
 class BundledRun:
     """A run shipped with the data (the official download's, or the bundled sample's simulated stand-in)."""
 
-    name: str  # the row name of the official run (the seed's); a sample run is named by its file
+    name: str  # the row name in the MIPR paper's table; a sample run is named by its file
     official: str  # path under the official data folder, or "" if the official data ships none
     sample: str  # path under the bundled sample
 
@@ -79,10 +79,12 @@ class Benchmark:
     qrels_tables: Callable  # (builder module, load) -> (name, Dataset) pairs of qrels rows, the metric's gains
     bundled_runs: tuple  # BundledRun: the first one's pools are the others' candidates and the oracle's
     report: View  # how ``mmrhub report`` shows it
-    seed_table: tuple = ()  # the source document's rows for the shipped runs and their oracle ({measure: x100})
-    seed_counts: tuple = ()  # (result key, value): the counts the source document states for that table
+    published_table: tuple = ()  # the source document's rows for the shipped runs and their oracle ({measure: x100})
+    published_counts: tuple = ()  # (result key, value): the counts the source document states for that table
     images_dir_option: bool = False  # whether the builder takes images_dir= (archives kept elsewhere)
     oracle_readings: tuple = ()  # readings of the measures' open rules that the oracle follows too
+    oracle_help: str = "relevant items first"  # what the oracle does, in the command's help
+    runs_help: str = "the runs shipped with the data"  # what `evaluate` scores when no run is named
 
     @property
     def sample_dir(self) -> Path:

@@ -7,10 +7,10 @@ from types import ModuleType
 
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from m2kr_format import CONFIG_NAMES
 from m2kr_format import SPLIT
 from m2kr_format import read_config
-
 from mmrhub.benchmarks.declaration import Benchmark
 from mmrhub.benchmarks.declaration import Breakdown
 from mmrhub.benchmarks.declaration import BundledRun
@@ -184,6 +184,7 @@ VIEW = View(
     grades=(Grade("positive", "#1a9850"), Grade("not positive", "#bdbdbd")),
     relevant="positive",
     judgments_config="challenge_answers",
+    judgment_word="positive or not",
     read_grades=_grades,
 )
 
@@ -227,4 +228,6 @@ M2KR = Benchmark(
     bundled_runs=(BundledRun("", "", "baseline/simulated_top5.json"),),
     report=VIEW,
     images_dir_option=True,
+    oracle_help="each pool with its positive passages first",
+    runs_help="the bundled sample's simulated run (the M2KR release ships no run)",
 )

@@ -10,9 +10,9 @@ from types import ModuleType
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from mipr_format import SOURCE_FILES
 from mipr_format import read_config
-
 from mmrhub.benchmarks.declaration import Benchmark
 from mmrhub.benchmarks.declaration import Breakdown
 from mmrhub.benchmarks.declaration import BundledRun
@@ -268,9 +268,9 @@ READINGS = {
 # Why each default (the metric card gives the same reasons).
 WHY_DEFAULT = {
     "no_l1": "trec_eval's rule: a query without relevant items scores 0 and stays in the mean",
-    "recall_denominator": "the seed's R-L1 is recall of the judged L1 products, so of all of them",
+    "recall_denominator": "the MIPR README's R-L1 is recall of the judged L1 products, so of all of them",
     "covered_by": "the measure is L1 recall: only an optimal (L1) product solves the need",
-    "category": "the seed: treecate_full_path provides the leaf category",
+    "category": "the MIPR README: treecate_full_path provides the leaf category",
     "ideal": "trec_eval's ndcg_cut: the ideal ranking is cut at k, as the run is",
 }
 
@@ -293,6 +293,11 @@ MIPR = Benchmark(
     measures=mipr_measures,
     oracle=oracle,
     oracle_readings=("category", "covered_by"),
+    oracle_help="each pool by grade: L1, then L2, then the rest",
+    runs_help=(
+        "the official data's two baselines (embedding and reranked), with the embedding run's oracle row: the MIPR "
+        "paper's table"
+    ),
     read_truth=read_truth,
     judgment_files=judgment_files,
     options=(
@@ -317,7 +322,7 @@ MIPR = Benchmark(
         ),
     ),
     report=VIEW,
-    seed_table=tuple(
+    published_table=tuple(
         dict(zip(("nDCG@10", "R-L1@10", "Hit-L1@1", "Hit-L1@10", "SC-R-L1@10", "SC-R-L1@10*"), values))
         for values in (
             (49.23, 53.98, 47.02, 85.63, 61.33, 55.86),  # Qwen3-VL-Embedding-8B
@@ -325,5 +330,5 @@ MIPR = Benchmark(
             (86.04, 78.95, 94.97, 94.97, 82.80, 80.22),  # Candidate-pool Oracle
         )
     ),
-    seed_counts=(("num_multi_category_queries", 2664),),  # SC-R-L1@10*'s queries, two L1 categories or more
+    published_counts=(("num_multi_category_queries", 2664),),  # SC-R-L1@10*'s queries, two L1 categories or more
 )

@@ -1,4 +1,4 @@
-"""``mmrhub baseline {mipr,m2kr}``: the seed's pipeline in one command. Embed and retrieve the top-k, rerank it,
+"""``mmrhub baseline {mipr,m2kr}``: the MIPR paper's pipeline in one command. Embed and retrieve the top-k, rerank it,
 then one table: the embedding row, the reranked row and the Candidate-pool Oracle of the embedding's pools.
 
 torch is imported only when the command runs.
@@ -30,7 +30,7 @@ def register(subparsers):
     add_data_arguments(parser)
     parser.add_argument("--output-dir", default="runs", help="where both runs are written (default: runs)")
     parser.add_argument(
-        "--top-k", type=int, default=50, help="candidates retrieved per query (default 50, as the seed)"
+        "--top-k", type=int, default=50, help="candidates retrieved per query (default 50, as in the MIPR paper)"
     )
     embedding = parser.add_argument_group("embedding model")
     embedding.add_argument(

@@ -32,8 +32,7 @@ def register(subparsers) -> None:
             "runs",
             nargs="*",
             metavar="RUN",
-            help="run files, each a row; '-' reads one from standard input (default: the runs shipped with the data, "
-            "e.g. MIPR's two baselines, with the first one's oracle row: the seed's table)",
+            help=f"run files, each a row; '-' reads one from standard input (default: {benchmark.runs_help})",
         )
         sub.add_argument("--name", action="append", help="a row's name, once per run (default: the file's stem)")
         sub.add_argument("--oracle", metavar="BASELINE", help="add the Candidate-pool Oracle row of this run's pools")

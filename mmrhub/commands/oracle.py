@@ -25,7 +25,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("oracle", help="score the ideal reordering of a baseline's candidate pools")
     benchmarks = parser.add_subparsers(dest="benchmark_name", required=True, metavar="{mipr,m2kr}")
     for benchmark in BENCHMARKS.values():
-        sub = benchmarks.add_parser(benchmark.name, help=f"{benchmark.title}: relevant items first, by grade")
+        sub = benchmarks.add_parser(benchmark.name, help=f"{benchmark.title}: {benchmark.oracle_help}")
         sub.add_argument("baseline", help="the baseline run whose pools are reordered")
         sub.add_argument("--format", choices=FORMATS, default="markdown", help="the table's format (default: markdown)")
         add_scoring_arguments(sub, benchmark)

@@ -7,6 +7,7 @@ from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.commands.arguments import add_build_arguments
 from mmrhub.commands.arguments import add_scoring_arguments
 from mmrhub.commands.arguments import build_options
+from mmrhub.commands.arguments import comma_list
 from mmrhub.commands.arguments import scoring_request
 from mmrhub.scoring.output import computed_caption
 from mmrhub.scoring.output import json_payload
@@ -41,7 +42,12 @@ def register(subparsers) -> None:
             metavar="N",
             help="gallery size: the N queries where the runs differ most, or a single run's N worst (default 50)",
         )
-        sub.add_argument("--query-ids", nargs="+", metavar="ID", help="show these queries instead, in this order")
+        sub.add_argument(
+            "--query-ids",
+            type=comma_list(str),
+            metavar="ID[,ID...]",
+            help="show these queries instead, in this order (comma-separated)",
+        )
         add_scoring_arguments(sub, benchmark)
         add_build_arguments(sub, images_dir=benchmark.images_dir_option)
         sub.set_defaults(func=run, breakdown=True)

@@ -27,7 +27,7 @@ def register(subparsers) -> None:
         "reproduce",
         help="find the readings of the open metric rules that reproduce the published table (the MIPR paper's)",
     )
-    parser.add_argument("benchmark", choices=[name for name, b in BENCHMARKS.items() if b.seed_table])
+    parser.add_argument("benchmark", choices=[name for name, b in BENCHMARKS.items() if b.published_table])
     parser.add_argument(
         "--data-dir",
         help="the official data, with its bundled runs (default: the bundled sample, whose simulated runs cannot "

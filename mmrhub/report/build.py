@@ -72,7 +72,7 @@ def build_report(request: ReportRequest, truth) -> tuple:
         else f"the {len(shown)} queries with the lowest {measure}"
     )
     gallery_caption = (
-        f"{how[0].upper()}{how[1:]}: each run's top {view.top_k} (rank, grade, id and the start of the "
+        f"{how[0].upper()}{how[1:]}: each run's top {view.top_k} (rank, {view.judgment_word}, id and the start of the "
         "text under each thumbnail; hover for more)."
     )
     where = (

@@ -30,6 +30,7 @@ class View:
     relevant: str  # the grade whose missed items the gallery shows
     judgments_config: str  # the builder config holding the grades
     read_grades: Callable  # (judgments table, query ids) -> {query id: {item id: grade label}}
+    judgment_word: str = "grade"  # what the gallery calls an item's label: MIPR's grade, M2KR's positive or not
 
     @property
     def unjudged(self) -> str:

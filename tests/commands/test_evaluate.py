@@ -47,7 +47,7 @@ def run_cli(capsys, *argv):
     return code, captured.out, captured.err
 
 
-def test_evaluate_mipr_prints_the_seed_table(capsys, tmp_path):
+def test_evaluate_mipr_prints_the_published_table(capsys, tmp_path):
     code, out, _ = run_cli(capsys, "evaluate", "mipr", str(EMBEDDING), "--json", str(tmp_path / "scores.json"))
     assert code == 0
     values = table_values(out)

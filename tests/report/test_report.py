@@ -207,12 +207,12 @@ def test_m2kr_single_run_shows_its_worst_queries(tmp_path, capsys):
 
 
 def test_query_ids_pick_the_gallery(tmp_path, capsys):
-    page = mipr_report(tmp_path, capsys, "--query-ids", "7", "2", "7")
+    page = mipr_report(tmp_path, capsys, "--query-ids", "7,2,7")
     assert page.queries == ["7", "2"]
     with pytest.raises(
         ValueError, match=r"^--query-ids: 1 id\(s\) are not judged queries of the benchmark, e\.g\. 'nope'$"
     ):
-        run_report("mipr", EMBEDDING, "-o", tmp_path / "x.html", "--query-ids", "2", "nope")
+        run_report("mipr", EMBEDDING, "-o", tmp_path / "x.html", "--query-ids", "2,nope")
 
 
 def count_decodes(monkeypatch) -> list:
