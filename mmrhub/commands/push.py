@@ -1,10 +1,19 @@
 """``mmrhub push``: publish an exported dataset folder, or a metric folder as a Space, with ``huggingface_hub``."""
 
+from pathlib import Path
+
+from mmrhub.benchmarks import BENCHMARKS
+from mmrhub.metrics import METRICS
+
 
 def register(subparsers):
     """Add ``push``."""
     parser = subparsers.add_parser("push", help="upload an exported dataset repo or a metric folder (as a Space)")
-    parser.add_argument("folder", help="an `mmrhub export` folder, or metrics/mipr / metrics/m2kr")
+    parser.add_argument(
+        "folder",
+        help="an `mmrhub export` folder, or a metric folder: a path, or its name (mipr, m2kr) for the one installed "
+        "with mmrhub",
+    )
     parser.add_argument("repo_id", help="org/name on the Hub")
     parser.add_argument("--repo-type", help="dataset or space (default: space for a folder with app.py, else dataset)")
     parser.add_argument("--private", action="store_true", help="create the repo private")
@@ -18,7 +27,7 @@ def run(args) -> int:
     from mmrhub.export.push import plan
     from mmrhub.export.push import push
 
-    upload = plan(args.folder, args.repo_id, repo_type=args.repo_type)
+    upload = plan(metric_folder(args.folder), args.repo_id, repo_type=args.repo_type)
     print(describe(upload))
     if args.dry_run:
         print("dry run: nothing uploaded")
@@ -26,3 +35,14 @@ def run(args) -> int:
     url = push(upload, private=args.private)
     print(f"uploaded to {url}")
     return 0
+
+
+def metric_folder(folder: str) -> str:
+    """``folder`` itself when it exists; else a benchmark's name (``mipr``) or a checkout's ``metrics/mipr`` names
+    the metric folder installed with mmrhub, so the command works from any folder."""
+    if Path(folder).exists():
+        return folder
+    name = Path(folder).name
+    if name in BENCHMARKS and (METRICS / name).is_dir():
+        return str(METRICS / name)
+    return folder

@@ -12,6 +12,7 @@ from mmrhub.report.page import significance_table
 from mmrhub.report.selection import pick_queries
 from mmrhub.report.views import main_measure
 from mmrhub.scoring.comparison import compare_runs
+from mmrhub.scoring.output import computed_caption
 from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.score import score_runs
 
@@ -80,7 +81,8 @@ def build_report(request: ReportRequest, truth) -> tuple:
         if scoring.sample
         else str(data_dir)
     )
-    caption = f"{len(truth.query_ids)} judged queries; data: {where}."
+    computed = computed_caption(scoring, rows).replace("\n\n_", " ").replace("._", ".")
+    caption = f"{len(truth.query_ids)} judged queries; data: {where}.{computed}"
     page = render(
         f"{benchmark.title} report: {', '.join(row.name for row in runs)}",
         caption,

@@ -135,3 +135,13 @@ def test_push_when_the_hub_cannot_be_reached_is_one_line(exported, monkeypatch, 
         f"mmrhub push: error: Cannot reach the Hugging Face Hub at {unreachable} to push org/mipr ("
     )
     assert err[0].endswith("); no commit was made. Check the network (and HF_ENDPOINT), then run the push again.")
+
+
+@pytest.mark.parametrize("given", ["mipr", "metrics/mipr"])
+def test_an_installed_metric_folder_is_found_by_name_from_any_folder(tmp_path, monkeypatch, capsys, given):
+    from mmrhub.metrics import METRICS
+
+    monkeypatch.chdir(tmp_path)  # outside the checkout: no metrics/ folder here
+    assert run_cli(["push", given, "org/mipr", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert f"from {METRICS / 'mipr'}" in out and "app.py" in out and "dry run: nothing uploaded" in out

@@ -289,3 +289,13 @@ def test_thumbnails_are_small_jpegs(tmp_path, capsys):
     assert (shrunk.format, shrunk.mode, shrunk.size) == ("JPEG", "RGB", (96, 72))
     page = mipr_report(tmp_path, capsys, "--queries", "1")
     assert {decode(image["src"]).format for image in page.images} == {"JPEG"}
+
+
+def test_the_page_says_what_was_computed(tmp_path, capsys):
+    out = tmp_path / "report.html"
+    assert run_report("mipr", EMBEDDING, "-o", out, "--no-l1", "skip") == 0
+    stdout = capsys.readouterr().out
+    html = out.read_text(encoding="utf-8")
+    assert "Readings other than the defaults: --no-l1 skip." in html
+    assert "Means over fewer than the 27 scored queries: R-L1@10 over 26, SC-R-L1@10 over 26" in html
+    assert "_Readings other than the defaults: --no-l1 skip._" in stdout
