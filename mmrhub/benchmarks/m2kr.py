@@ -155,7 +155,8 @@ print(metric.compute(predictions=predictions, references=answers["pos_item_ids"]
         "k); the track's measure is the mean of `recall_at_1`, `recall_at_3` and `recall_at_5`. MTEB's "
         "`hit_rate_at_k` is FLMR's Recall@K (any positive in the top k). The `query` config keeps each query's "
         "`instruction`, which PreFLMR puts before the question. The challenge's queries (split `train` in the "
-        "plain export) are the `test` split here, the split MTEB tasks evaluate."
+        "plain export) are the `test` split here, the split MTEB tasks evaluate. mteb 2 appends the instruction "
+        "after the question, the reverse of PreFLMR's order; mteb 1.x's evaluation needs torchvision."
     ),
     "mteb_evaluate": """\
 ```python

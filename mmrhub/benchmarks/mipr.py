@@ -207,7 +207,9 @@ print(metric.compute(predictions=predictions, references=references, grades=grad
         "MIPR measures; on the `qrels-l1` config (L1 judgments only) they are MIPR's R-L1@k and Hit-L1@k, over "
         "the queries with at least one L1 judgment (MIPR scores a query without one as 0, MTEB leaves it out). "
         "MTEB cannot compute SC-R-L1@k: it needs the products' leaf categories, which are in the `corpus` config "
-        "of the plain export and the MIPR metric, not in MTEB."
+        "of the plain export and the MIPR metric, not in MTEB. Versions differ: mteb 1.x's hit rate counts a "
+        "judged row of score 0 (an N1-N3 product) as a hit, mteb 2's does not, so use mteb 2 or `qrels-l1` for "
+        "Hit-L1; evaluating with mteb 1.x needs torchvision."
     ),
     "mteb_evaluate": """\
 ```python

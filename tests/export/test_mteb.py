@@ -103,3 +103,15 @@ def test_mteb_retrieval_loader_reads_the_export(exported, benchmark):
     assert data["relevant_docs"] == {qid: docs for qid, docs in judgments.items() if docs}
     assert data["queries"]["id"] == [qid for qid in query_ids if judgments.get(qid)]
     assert data["queries"].features["image"] == datasets.Image() and data["top_ranked"] is None
+
+
+@pytest.mark.parametrize(
+    "benchmark, note",
+    [
+        ("mipr", "mteb 1.x's hit rate counts a judged row of score 0 (an N1-N3 product) as a hit"),
+        ("m2kr", "mteb 2 appends the instruction after the question, the reverse of PreFLMR's order"),
+    ],
+)
+def test_the_card_says_where_mteb_versions_differ(exported, benchmark, note):
+    card = (exported(benchmark, "mteb") / "README.md").read_text(encoding="utf-8")
+    assert note in " ".join(card.split()) and "needs torchvision" in card
