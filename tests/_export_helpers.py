@@ -1,7 +1,6 @@
-"""Shared fixtures of the export tests: each bundled sample exported once per session, and row comparisons."""
+"""Building blocks of the export tests: exporting a bundled sample, and row comparisons."""
 
 import pyarrow as pa
-import pytest
 from datasets.utils.file_utils import xopen
 
 from mmrhub.benchmarks import BENCHMARKS
@@ -19,20 +18,6 @@ def builder_module(benchmark: str):
 def export(benchmark: str, out, **options):
     """``mmrhub.export.repo.export`` of the benchmark named ``benchmark``."""
     return export_repo(BENCHMARKS[benchmark], out, **options)
-
-
-@pytest.fixture(scope="session")
-def exported(tmp_path_factory):
-    """``exported(benchmark, format)`` -> the repo folder, exported from the bundled sample on first use."""
-    root = tmp_path_factory.mktemp("export")
-    done = {}
-
-    def get(benchmark: str, format: str = "hf"):
-        if (benchmark, format) not in done:
-            done[benchmark, format] = export(benchmark, root / f"{benchmark}-{format}", format=format)
-        return done[benchmark, format]
-
-    return get
 
 
 def builder_table(benchmark: str, config: str) -> pa.Table:

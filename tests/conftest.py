@@ -1,5 +1,9 @@
+"""Settings every test runs under, and the fixtures several test folders share."""
+
 import os
 import tempfile
+
+import pytest
 
 # Tests never reach the Hub and never touch the user's cache: set before datasets is imported.
 _HF_HOME = tempfile.mkdtemp(prefix="mmrhub-test-hf-")
@@ -8,3 +12,19 @@ os.environ["HF_DATASETS_CACHE"] = os.path.join(_HF_HOME, "datasets")
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ["HF_EVALUATE_OFFLINE"] = "1"
+
+
+@pytest.fixture(scope="session")
+def exported(tmp_path_factory):
+    """``exported(benchmark, format)`` -> the repo folder, exported from the bundled sample on first use."""
+    from _export_helpers import export  # here, not at the top: datasets is imported once HF_HOME is set above
+
+    root = tmp_path_factory.mktemp("export")
+    done = {}
+
+    def get(benchmark: str, format: str = "hf"):
+        if (benchmark, format) not in done:
+            done[benchmark, format] = export(benchmark, root / f"{benchmark}-{format}", format=format)
+        return done[benchmark, format]
+
+    return get

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from _export_helpers import builder_module
-from _export_helpers import exported  # noqa: F401 (fixture)
 from _paths import ROOT
 
 from mmrhub.benchmarks import BENCHMARKS

@@ -8,7 +8,6 @@ import sys
 
 import pytest
 from _export_helpers import SPLITS
-from _export_helpers import exported  # noqa: F401 (fixture)
 from _paths import ROOT as REPO_ROOT
 
 PYTHON = os.environ.get("MMRHUB_DATASETS36_PYTHON")

@@ -5,7 +5,6 @@ own retrieval loader (mteb 1.x's: tests/test_export_mteb1.py)."""
 import datasets
 import pytest
 from _export_helpers import builder_module
-from _export_helpers import exported  # noqa: F401 (fixture)
 from datasets import load_dataset
 from huggingface_hub import DatasetCard
 

@@ -6,7 +6,6 @@ import os
 import subprocess
 
 import pytest
-from _export_helpers import exported  # noqa: F401 (fixture)
 from test_mteb import EXPECTED
 
 PYTHON = os.environ.get("MMRHUB_MTEB1_PYTHON")

@@ -4,7 +4,6 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
-from _export_helpers import exported  # noqa: F401 (fixture)
 from _export_helpers import run_cli
 from _paths import ROOT as REPO_ROOT
 from huggingface_hub import HfApi as RealHfApi

@@ -8,7 +8,6 @@ from _export_helpers import DEFAULTS
 from _export_helpers import SPLITS
 from _export_helpers import builder_table
 from _export_helpers import embedded_expected
-from _export_helpers import exported  # noqa: F401 (fixture)
 from datasets import get_dataset_config_names
 from datasets import get_dataset_split_names
 from datasets import load_dataset

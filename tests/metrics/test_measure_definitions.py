@@ -4,7 +4,6 @@ exported dataset card show exactly those rows."""
 import re
 
 import pytest
-from _export_helpers import exported  # noqa: F401 (fixture)
 from _paths import ROOT
 
 from mmrhub.benchmarks import BENCHMARKS
