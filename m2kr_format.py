@@ -12,7 +12,6 @@ import logging
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 # The builder's logger: these are its warnings, whoever reads the files.
 logger = logging.getLogger("m2kr")
@@ -103,6 +102,8 @@ def table_display(config: str, url: str) -> str:
 
 
 def _read_parquet(f, display: str, schema: pa.Schema, full: pa.Schema) -> pa.Table:
+    import pyarrow.parquet as pq  # here: importing this module (every mmrhub command does) need not load Parquet
+
     try:
         parquet = pq.ParquetFile(f)
     except (pa.ArrowInvalid, OSError) as err:
