@@ -2,9 +2,10 @@
 thumbnail size. Entries are written atomically; a broken entry is made again; an unwritable cache is skipped."""
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Optional
+
+from mmrhub.writing import write_bytes
 
 FORMAT = 1  # bump when the thumbnails change (size rule, quality, format)
 
@@ -33,17 +34,10 @@ class ThumbnailCache:
         return data if data[:2] == b"\xff\xd8" and data[-2:] == b"\xff\xd9" else None
 
     def put(self, key: str, jpeg: bytes) -> None:
-        """Write an entry through a temporary file and a rename, so no reader sees half of one."""
+        """Write an entry whole (``mmrhub.writing``), so no reader sees half of one."""
         path = self._path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-            try:
-                with os.fdopen(handle, "wb") as out:
-                    out.write(jpeg)
-                os.replace(temporary, path)
-            except BaseException:
-                os.unlink(temporary)
-                raise
+            write_bytes(path, jpeg)
         except OSError:
             return  # a read-only or full cache only costs the decoding next time

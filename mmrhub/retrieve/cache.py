@@ -6,10 +6,13 @@ Layout: ``<cache_dir>/<key>/embeddings.npy`` (float32, one row per corpus item, 
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import numpy as np
+
+from mmrhub.writing import npy_bytes
+from mmrhub.writing import write_bytes
+from mmrhub.writing import write_text
 
 
 def default_dir() -> Path:
@@ -51,10 +54,6 @@ class EmbeddingCache:
     def save(self, embeddings: np.ndarray):
         """Write atomically: a crash mid-write leaves no half cache behind."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        tmp = self.folder / f"embeddings.{os.getpid()}.tmp.npy"
-        np.save(tmp, np.asarray(embeddings, dtype=np.float32))
-        os.replace(tmp, self.folder / "embeddings.npy")
+        write_bytes(self.folder / "embeddings.npy", npy_bytes(embeddings))
         manifest = dict(self.manifest, dim=int(embeddings.shape[1]))
-        tmp = self.folder / f"manifest.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True))
-        os.replace(tmp, self.folder / "manifest.json")
+        write_text(self.folder / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True))

@@ -6,12 +6,14 @@ Each chunk is written atomically as soon as it is scored, so an interrupted rera
 """
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 
 from mmrhub.retrieve.cache import cache_key
+from mmrhub.writing import npy_bytes
+from mmrhub.writing import write_bytes
+from mmrhub.writing import write_text
 
 
 def default_dir() -> Path:
@@ -42,9 +44,5 @@ class ScoreCache:
         folder.mkdir(parents=True, exist_ok=True)
         manifest = self.folder / "manifest.json"
         if not manifest.exists():
-            tmp = self.folder / f"manifest.{os.getpid()}.tmp"
-            tmp.write_text(json.dumps(self.manifest, indent=1, sort_keys=True))
-            os.replace(tmp, manifest)
-        tmp = folder / f"{chunk_key}.{os.getpid()}.tmp.npy"
-        np.save(tmp, np.asarray(scores, dtype=np.float32))
-        os.replace(tmp, folder / f"{chunk_key}.npy")
+            write_text(manifest, json.dumps(self.manifest, indent=1, sort_keys=True))
+        write_bytes(folder / f"{chunk_key}.npy", npy_bytes(scores))
