@@ -72,13 +72,20 @@ def remove_stale_temporaries(path: Path) -> list:
     prefix = f".{path.name}."
     for entry in path.parent.glob(f"{prefix}*.tmp"):
         pid, _, tag = entry.name[len(prefix) : -len(".tmp")].partition(".")
-        if pid.isdigit() and len(tag) == 8 and not _alive(int(pid)) and entry.is_file() and not entry.is_symlink():
+        if (
+            pid.isdigit()
+            and len(tag) == 8
+            and not process_alive(int(pid))
+            and entry.is_file()
+            and not entry.is_symlink()
+        ):
             entry.unlink(missing_ok=True)
             removed.append(entry)
     return removed
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether a process of this id runs (one of another user's counts as running)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

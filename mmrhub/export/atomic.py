@@ -12,6 +12,8 @@ import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
+from mmrhub.writing import process_alive
+
 MARKER = ".mmrhub-export"
 _MARKER_NOTE = (
     "Written by `mmrhub export`; `mmrhub export --overwrite` may replace this folder while it holds these files only."
@@ -88,16 +90,6 @@ def _old_prefix(target: Path) -> str:
     return f".{target.name}.old-"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def remove_stale_partials(target: Path) -> list:
     """Remove what killed exports of ``target`` left: ``.<name>.partial-<pid>-*`` (a half-written export) and
     ``.<name>.old-<pid>-*`` (the replaced one, killed before its removal) of processes now gone, marked by us."""
@@ -105,7 +97,7 @@ def remove_stale_partials(target: Path) -> list:
     for prefix in (_partial_prefix(target), _old_prefix(target)):
         for entry in target.parent.glob(prefix + "*"):
             pid = entry.name[len(prefix) :].split("-")[0]
-            if pid.isdigit() and not _alive(int(pid)) and _marked(entry):
+            if pid.isdigit() and not process_alive(int(pid)) and _marked(entry):
                 shutil.rmtree(entry, ignore_errors=True)
                 removed.append(entry)
     return removed
