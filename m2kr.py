@@ -57,6 +57,10 @@ if __package__: \
 from .m2kr_archive import archive_url, check_local_headers, open_parts, open_zip
 else:
     from m2kr_archive import archive_url, check_local_headers, open_parts, open_zip
+if __package__: \
+from .input_files import load_json_file
+else:
+    from input_files import load_json_file
 # fmt: on
 
 logger = logging.getLogger(__name__)
@@ -158,8 +162,7 @@ class M2kr(datasets.ArrowBasedBuilder):
         path = os.path.join(cls.get_imported_module_dir(), "dataset_infos.json")
         if not os.path.isfile(path):
             return datasets.info.DatasetInfosDict()
-        with open(path, encoding="utf-8") as f:
-            infos = json.load(f)
+        infos = load_json_file(path)
         return datasets.info.DatasetInfosDict(
             {name: datasets.DatasetInfo.from_dict(info) for name, info in infos.items()}
         )

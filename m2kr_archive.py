@@ -26,6 +26,10 @@ if __package__: \
 from .m2kr_format import M2krDataError
 else:
     from m2kr_format import M2krDataError
+if __package__: \
+from .input_files import InputError, open_regular
+else:
+    from input_files import InputError, open_regular
 # fmt: on
 
 # Bounds on an archive member (members are untrusted); the real screenshots average 2.6 MB.
@@ -116,7 +120,17 @@ def open_parts(fs, parts) -> PartsFile:
             sizes.append(fs.size(part))
         except FileNotFoundError:
             raise FileNotFoundError(f"Archive part {part} is missing.") from None
-    return PartsFile([fs.open(part, "rb") for part in parts], sizes, parts)
+    return PartsFile([_open_part(fs, part) for part in parts], sizes, parts)
+
+
+def _open_part(fs, part: str):
+    """A local part through ``input_files`` (a FIFO or device is refused, not waited on), others through ``fs``."""
+    if "file" not in fs.protocol:
+        return fs.open(part, "rb")
+    try:
+        return open_regular(part)
+    except InputError as err:
+        raise M2krDataError(str(err)) from None
 
 
 def open_zip(virtual: PartsFile, parts) -> zipfile.ZipFile:

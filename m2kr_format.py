@@ -3,8 +3,8 @@
 The builder (``m2kr.py``) and scoring (``mmrhub.benchmarks.m2kr``) both validate with these functions, so they accept
 the same tables (casting large, dictionary, view and integer columns to the canonical types) and refuse the same
 ones with the same :class:`M2krDataError` naming the file and row. Only pyarrow is imported (scoring never imports
-``datasets``); files are opened with the caller's ``opener`` (the builder's handles URLs), a plain ``open`` by
-default.
+``datasets``); local files are opened by ``input_files`` (regular files only), URLs with the caller's ``opener``
+(the builder's).
 """
 
 import json
@@ -12,6 +12,14 @@ import logging
 
 import pyarrow as pa
 import pyarrow.compute as pc
+
+# The one way in for files, beside this file (m2kr.py explains the backslash).
+# fmt: off
+if __package__: \
+from .input_files import InputError, open_input
+else:
+    from input_files import InputError, open_input
+# fmt: on
 
 # The builder's logger: these are its warnings, whoever reads the files.
 logger = logging.getLogger("m2kr")
@@ -45,10 +53,6 @@ class M2krDataError(ValueError):
     """An M2KR source table or image archive does not follow the expected format."""
 
 
-def _open(path: str):
-    return open(path, "rb")
-
-
 def read_config(name: str, files: dict, opener=None) -> pa.Table:
     """Config ``name``'s table, checked as the builder checks it (the archives aside); ``challenge_answers`` also
     against the ids of the other two. ``files``: {config: (paths to read, names for messages)}."""
@@ -74,7 +78,11 @@ def read_table(paths, urls, config: str, opener=None, columns=None) -> pa.Table:
         schema = pa.schema([full.field(column) for column in columns])
     pieces, displays = [], [table_display(config, url) for url in urls]
     for path, display in zip(paths, displays):
-        with (opener or _open)(path) as f:
+        try:
+            handle = open_input(path, opener)
+        except InputError as err:
+            raise M2krDataError(str(err)) from None
+        with handle as f:
             pieces.append(_read_parquet(f, display, schema, full))
         for field in schema:
             pieces[-1] = _cast_column(pieces[-1], field, display)

@@ -47,6 +47,10 @@ else:
     from mipr_format import (CONFIG_NAMES, GRADES, ID_FIELDS, IMAGE_DIRS, IMAGE_NAME_FIELDS, SOURCE_FILES,
                              SOURCE_SCHEMAS, MiprDataError, check_image_names, check_qrels, join_path, read_config,
                              read_table)
+if __package__: \
+from .input_files import load_json_file
+else:
+    from input_files import load_json_file
 # fmt: on
 
 logger = logging.getLogger(__name__)
@@ -125,8 +129,7 @@ class Mipr(datasets.ArrowBasedBuilder):
         path = os.path.join(cls.get_imported_module_dir(), "dataset_infos.json")
         if not os.path.isfile(path):
             return datasets.info.DatasetInfosDict()
-        with open(path, encoding="utf-8") as f:
-            infos = json.load(f)
+        infos = load_json_file(path)
         return datasets.info.DatasetInfosDict(
             {name: datasets.DatasetInfo.from_dict(info) for name, info in infos.items()}
         )

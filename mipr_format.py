@@ -2,13 +2,13 @@
 
 The builder (``mipr.py``) and scoring (``mmrhub.benchmarks.mipr``) both validate with these functions, so they accept
 and refuse the same files with the same :class:`MiprDataError` naming the file and the line or id. Only pyarrow and
-numpy are imported (scoring never imports ``datasets``); files are opened with the caller's ``opener`` (the builder's
-handles URLs), a plain ``open`` by default.
+numpy are imported (scoring never imports ``datasets``); local files are opened by ``input_files`` (regular files
+only), URLs with the caller's ``opener`` (the builder's).
 """
 
-import codecs
 import json
 import logging
+import math
 import os
 from typing import Optional
 
@@ -16,6 +16,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as paj
+
+# The one way in for files, beside this file: see the comment in mipr.py on why a sibling is imported so.
+# fmt: off
+if __package__: \
+from .input_files import InputError, check_utf8, load_json, open_input, require_utf8
+else:
+    from input_files import InputError, check_utf8, load_json, open_input, require_utf8
+# fmt: on
 
 # The builder's logger: these are its warnings, whoever reads the files.
 logger = logging.getLogger("mipr")
@@ -65,10 +73,6 @@ def join_path(base: str, relative: str) -> str:
     return base.rstrip("/") + "/" + relative if "://" in base else os.path.join(base, relative)
 
 
-def _open(path: str):
-    return open(path, "rb")
-
-
 def read_config(name: str, base: str, paths: Optional[dict] = None, opener=None) -> pa.Table:
     """Config ``name``'s table from the folder or URL ``base``, checked as the builder checks it (the image folders
     aside): ``qrels`` against the query and product ids, ``queries`` and ``corpus`` for their image names.
@@ -104,6 +108,8 @@ def read_table(path: str, name: str, opener=None, display: Optional[str] = None,
         table = _parse_json_lines(path, options, opener)
         # pyarrow's JSON reader passes invalid UTF-8 through: a full validation of the strings catches it.
         table.validate(full=True)
+    except InputError as err:
+        raise MiprDataError(str(err)) from None
     except pa.ArrowInvalid as err:
         _raise_first_bad_line(path, schema, display, opener, cause=str(err))
     table = _drop_unexpected_fields(table, schema, display)
@@ -123,12 +129,13 @@ def _parse_json_lines(path: str, options: paj.ParseOptions, opener) -> pa.Table:
     except pa.ArrowInvalid as err:
         if "straddl" not in str(err):
             raise
-    longest = max((len(line) for _, line in _lines(path, opener)), default=0)
+    longest = max((len(line) for _, _, line in _lines(path, opener)), default=0)
     return _read_json(path, options, opener, longest + 1)
 
 
 def _read_json(path: str, options: paj.ParseOptions, opener, block_size: int) -> pa.Table:
-    with (opener or _open)(path) as f:
+    with open_input(path, opener) as f:
+        require_utf8(path, f)
         return paj.read_json(f, read_options=paj.ReadOptions(block_size=block_size), parse_options=options)
 
 
@@ -150,33 +157,32 @@ def _has_null_judgment(table: pa.Table) -> bool:
 
 
 def _lines(path: str, opener):
-    """(line number, bytes) of each non-blank line: the n-th Arrow row comes from the n-th of them.
-
-    Only error paths call this, so the fast path never holds the file's bytes. A UTF-8 byte order mark at the
-    start of the file is dropped, as the JSON reader does.
-    """
-    with (opener or _open)(path) as f:
+    """(line number, byte offset, bytes) of each non-blank line. Only error paths call this, so the fast path never
+    holds the file's bytes. A UTF-8 byte order mark at the start of the file is dropped, as the JSON reader does."""
+    with open_input(path, opener) as f:
+        offset = require_utf8(path, f)
+        if offset:
+            f.seek(offset)
         for number, line in enumerate(f, start=1):
-            if number == 1 and line.startswith(codecs.BOM_UTF8):
-                line = line[len(codecs.BOM_UTF8) :]
             if line.strip():
-                yield number, line
+                yield number, offset, line
+            offset += len(line)
+
+
+def _records(path: str, display: str, opener):
+    """(line number, record) of each non-blank line, read by Python's json: one record per line, each key once, or
+    a MiprDataError naming the line (and the byte offset of an undecodable byte)."""
+    try:
+        for number, offset, line in _lines(path, opener):
+            check_utf8(display, line, offset, number)
+            yield number, load_json(display, line.rstrip(b"\r\n"), number, offset, unique_keys=True)
+    except InputError as err:
+        raise MiprDataError(str(err)) from None
 
 
 def _raise_first_bad_line(path: str, schema: pa.Schema, display: str, opener, cause: str):
-    for number, line in _lines(path, opener):
-        try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise MiprDataError(
-                f"{display} line {number}: byte 0x{line[err.start]:02x} at column {err.start + 1} is not valid "
-                "UTF-8; MIPR files must be UTF-8 encoded."
-            ) from None
-        try:
-            record = json.loads(text)
-        except ValueError as err:
-            raise MiprDataError(f"{display} line {number}: invalid JSON ({err}).") from None
-        problem = _text_problem(record) or _record_problem(record, schema)
+    for number, record in _records(path, display, opener):
+        problem = _text_problem(record) or _record_problem(record, schema) or _number_problem(record)
         if problem:
             raise MiprDataError(f"{display} line {number}: {problem}.")
     raise MiprDataError(f"{display}: could not be read as JSON Lines ({cause}).")
@@ -189,6 +195,24 @@ def _text_problem(record) -> Optional[str]:
     except UnicodeEncodeError as err:
         return f"the escape \\u{ord(err.object[err.start]):04x} is a lone surrogate, not a character"
     return None
+
+
+def _number_problem(record) -> Optional[str]:
+    """pyarrow refuses a number beyond a double or 64 bits in any field, even one the format leaves out."""
+    for field, value in record.items():
+        if _out_of_range(value):
+            return f'field "{field}" holds a number beyond a double or a 64-bit integer, which pyarrow cannot read'
+    return None
+
+
+def _out_of_range(value) -> bool:
+    if isinstance(value, dict):
+        return any(map(_out_of_range, value.values()))
+    if isinstance(value, list):
+        return any(map(_out_of_range, value))
+    if isinstance(value, float):
+        return math.isinf(value)
+    return isinstance(value, int) and not isinstance(value, bool) and not -(1 << 63) <= value < 1 << 64
 
 
 def _record_problem(record, schema: pa.Schema) -> Optional[str]:
@@ -223,11 +247,13 @@ def _check_unique(table: pa.Table, field: str, path: str, display: str, opener):
     if pc.count_distinct(column).as_py() == len(column):
         return
     first_line = {}
-    for (number, _), value in zip(_lines(path, opener), column.to_pylist()):
+    for number, record in _records(path, display, opener):
+        value = record[field]
         if value in first_line:
             first = first_line[value]
             raise MiprDataError(f'{display} line {number}: duplicate {field} "{value}" (first on line {first}).')
         first_line[value] = number
+    raise MiprDataError(f"{display}: duplicate {field} values that Python's json does not see; read as JSON Lines.")
 
 
 def _check_judgments(table: pa.Table, display: str):

@@ -65,7 +65,7 @@ def read_truth(data_dir) -> Truth:
     notes = coverage_notes(
         folder / "challenge_data", len(unjudged), pc.list_value_length(answers["pos_item_ids"]), query_ids
     )
-    return Truth(query_ids, passages["passage_id"], judgments, lambda: tasks, unjudged, notes)
+    return Truth(query_ids, passages["passage_id"], judgments, lambda: tasks, unjudged, notes, kaggle_csv=True)
 
 
 def _parquet_files(folder: Path, config: str) -> list:

@@ -11,13 +11,14 @@ rebuilt, never trusted. Entries are written aside and renamed into place; a cach
 import json
 import os
 import shutil
-import stat
 import uuid
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.ipc as ipc
 import xxhash
+
+from input_files import open_regular
 
 FORMAT = 4  # bump when what is stored changes
 MANIFEST = "entry.json"
@@ -32,9 +33,7 @@ def cache_root() -> Path:
 
 def content_hash(path: Path) -> str:
     """xxh3-128 of a regular file's bytes; anything else (a FIFO, a device, a folder) is refused by name."""
-    if not stat.S_ISREG(os.stat(path).st_mode):  # before opening: opening a pipe waits for a writer
-        raise ValueError(f"{path}: not a regular file (a pipe, device or folder); the data folder must hold files.")
-    with open(path, "rb") as handle:
+    with open_regular(str(path)) as handle:
         digest = xxhash.xxh3_128()
         while chunk := handle.read(_CHUNK):
             digest.update(chunk)

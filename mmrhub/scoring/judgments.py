@@ -26,6 +26,7 @@ class Truth:
     groups: Callable[[], list]  # each judged query's group for the per-group means (computed when asked)
     unjudged_query_ids: pa.Array  # queries of the benchmark without judgments: a run may list them, unscored
     notes: list = field(default_factory=list)
+    kaggle_csv: bool = False  # whether the Kaggle submission CSV is the benchmark's own run format (M2KR's)
 
 
 def contiguous_columns(table: pa.Table) -> dict:

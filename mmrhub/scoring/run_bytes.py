@@ -1,4 +1,5 @@
-"""Where a run's bytes come from: a file, or standard input ('-'), and the byte-order mark to skip."""
+"""Where a run's bytes come from: a file, or standard input ('-'), and the byte-order mark to skip. A UTF-8 file is
+read in place; a gzipped or UTF-16 one, and standard input, are decoded to UTF-8 first (by ``input_files``)."""
 
 import os
 import sys
@@ -6,6 +7,11 @@ from dataclasses import dataclass
 from typing import Optional
 
 import pyarrow as pa
+
+from input_files import HEAD_SIZE
+from input_files import encoding_of
+from input_files import open_regular
+from input_files import read_utf8
 
 BOM = b"\xef\xbb\xbf"
 STDIN = "-"
@@ -17,27 +23,33 @@ class RunSource:
     """A run file, or standard input's bytes; ``name`` is how messages and the run name it."""
 
     name: str
-    data: Optional[bytes] = None  # standard input's bytes; None: the file at ``name``
+    data: Optional[bytes] = None  # the decoded bytes (standard input, a gzipped or UTF-16 file); None: the file
 
     @classmethod
     def of(cls, path) -> "RunSource":
-        """The file at ``path``, or standard input for '-' (read whole now: it can be read only once)."""
+        """The file at ``path``, or standard input for '-' (read whole now: it can be read only once); an
+        ``input_files.InputError`` for what is not a regular file or not text."""
         if str(path) == STDIN:
-            return cls(STDIN_NAME, sys.stdin.buffer.read())
-        return cls(str(path))
+            return cls(STDIN_NAME, read_utf8(STDIN_NAME, sys.stdin.buffer))
+        name = str(path)
+        with open_regular(name) as handle:
+            if encoding_of(name, handle.read(HEAD_SIZE)) in ("utf-8", "utf-8-sig"):
+                return cls(name)  # pyarrow's readers stream it from its path
+            handle.seek(0)
+            return cls(name, read_utf8(name, handle))
 
     def head(self, size: int = 1 << 16) -> bytes:
         """The first ``size`` bytes."""
         if self.data is not None:
             return self.data[:size]
-        with open(self.name, "rb") as handle:
+        with open_regular(self.name) as handle:
             return handle.read(size)
 
     def read(self, bom: int) -> bytes:
         """The whole run without its first ``bom`` bytes."""
         if self.data is not None:
             return self.data[bom:]
-        with open(self.name, "rb") as handle:
+        with open_regular(self.name) as handle:
             return handle.read()[bom:]
 
     def size(self, bom: int) -> int:
@@ -49,7 +61,7 @@ class RunSource:
         if self.data is not None:
             buffer[:] = memoryview(self.data)[bom:]
             return
-        with open(self.name, "rb") as handle:
+        with open_regular(self.name) as handle:
             handle.seek(bom)
             handle.readinto(buffer)
 

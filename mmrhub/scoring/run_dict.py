@@ -1,11 +1,10 @@
 """Dict runs ``{qid: {did: score}}``, as ranx (``Run.to_dict()``, ``Run.save("run.json")``) and pytrec_eval take
 and write them, read by Python's json; each query is ordered as trec_eval orders it."""
 
-import json
-
 import numpy as np
 import pyarrow as pa
 
+from input_files import load_json
 from mmrhub.scoring.run import Run
 from mmrhub.scoring.run import RunError
 from mmrhub.scoring.run_order import single_precision
@@ -15,11 +14,7 @@ from mmrhub.scoring.run_order import trec_eval_sort
 def read_dict(source, bom: int) -> Run:
     """A JSON object of queries, each an object of document scores; each query's documents in trec_eval's order
     (``mmrhub.scoring.run_order``), since an object's order is not a ranking."""
-    try:
-        run = json.loads(source.read(bom))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        line = f"line {err.lineno}: " if isinstance(err, json.JSONDecodeError) else ""
-        raise RunError(f"{source.name}: {line}not valid JSON ({getattr(err, 'msg', err)})") from None
+    run = load_json(source.name, source.read(bom))
     if "qid" in run and "ranked" in run:
         raise RunError(f'{source.name}: one {{"qid", "ranked"}} object; the official format is a JSON array of them')
     query_ids, counts, dids, scores = [], [], [], []

@@ -1,12 +1,11 @@
 """The official JSON run ``[{"qid": ..., "ranked": [{"did": ..., "score": ...}]}]``, read by pyarrow's JSON reader;
 Python's json reads a refused file again to name the entry at fault."""
 
-import json
-
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as paj
 
+from input_files import load_json
 from mmrhub.scoring.run import Run
 from mmrhub.scoring.run import RunError
 from mmrhub.scoring.run import zero_based_offsets
@@ -41,6 +40,8 @@ def read_json(source, bom: int) -> Run:
         dids = pc.struct_field(ranked.values, [0])
         if dids.null_count:
             raise pa.ArrowInvalid("null ids")
+        qids.validate(full=True)  # pyarrow's JSON reader lets invalid UTF-8 through; this raises ArrowInvalid
+        dids.validate(full=True)
     except pa.ArrowInvalid:  # numbers for ids, nulls, another shape: read again below, naming the entry
         return _read_json_slowly(source.name, source.read(bom))
     scores = pc.struct_field(ranked.values, [1])
@@ -51,11 +52,7 @@ def read_json(source, bom: int) -> Run:
 
 def _read_json_slowly(path: str, data: bytes) -> Run:
     """Python's json, to name what pyarrow refused: the entry and position at fault."""
-    try:
-        entries = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        line = f"line {err.lineno}: " if isinstance(err, json.JSONDecodeError) else ""
-        raise RunError(f"{path}: {line}not valid JSON ({getattr(err, 'msg', err)})") from None
+    entries = load_json(path, data)
     query_ids, rankings, scores, problems = [], [], [], []
     for number, entry in enumerate(entries, 1):
         where = f"{path}: entry {number}"

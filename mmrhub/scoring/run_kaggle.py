@@ -10,6 +10,8 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.json as paj
 
+from input_files import decode
+from input_files import first_line
 from mmrhub.scoring.run import Run
 from mmrhub.scoring.run import RunError
 from mmrhub.scoring.run import zero_based_offsets
@@ -18,7 +20,7 @@ from mmrhub.scoring.run import zero_based_offsets
 def read_kaggle(source, bom: int) -> Run:
     """M2KR Kaggle submission: ``question_id,passage_id`` (a JSON list of ids), with or without the header,
     with or without a pandas index column. pyarrow's CSV reader reads the cells and its JSON reader the lists."""
-    first = source.head()[bom:].split(b"\n", 1)[0].decode("utf-8", "replace")
+    first = first_line(source.head()[bom:]).decode("utf-8", "replace")
     cells = next(csv.reader([first]), [])
     header = int([cell.strip().lower() for cell in cells][-2:] == ["question_id", "passage_id"])
     names = [f"column{i}" for i in range(len(cells))]
@@ -44,13 +46,16 @@ def read_kaggle(source, bom: int) -> Run:
         if len(ids) != len(qids) or ids.null_count or ids.values.null_count:
             raise pa.ArrowInvalid("not one list of ids per row")
     except pa.ArrowInvalid:  # numbers for ids, a blank or odd line, no row: read again below, naming the line
-        return _read_kaggle_slowly(source.name, source.read(bom))
+        return _read_kaggle_slowly(source.name, source.read(bom), bom)
     lines = np.repeat(np.arange(1 + header, len(qids) + 1 + header, dtype=np.int32), np.diff(ids.offsets.to_numpy()))
     return Run(source.name, "kaggle", qids, ids, None, pa.ListArray.from_arrays(ids.offsets, pa.array(lines)))
 
 
-def _read_kaggle_slowly(path: str, data: bytes) -> Run:
-    rows = list(csv.reader(data.decode("utf-8", "replace").splitlines()))
+def _read_kaggle_slowly(path: str, data: bytes, bom: int = 0) -> Run:
+    try:
+        rows = list(csv.reader(decode(path, data, start=bom).splitlines()))
+    except csv.Error as err:
+        raise RunError(f"{path}: not a CSV file ({err})") from None
     start = 1 if [cell.strip().lower() for cell in rows[0]][-2:] == ["question_id", "passage_id"] else 0
     width = len(rows[start - 1]) if start else len(rows[0])
     query_ids, rankings, lines = [], [], []

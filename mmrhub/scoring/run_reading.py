@@ -5,6 +5,9 @@ from functools import partial
 
 import pyarrow as pa
 
+from input_files import InputError
+from input_files import first_line
+from input_files import line_of
 from mmrhub.scoring.run import FORMATS
 from mmrhub.scoring.run import Run
 from mmrhub.scoring.run import RunError
@@ -27,30 +30,48 @@ def read_run(path, trec_order: str = "score") -> Run:
         head = source.head()
     except OSError as err:
         raise RunError(f"{path}: cannot read the run file ({err.strerror or err}).") from None
+    except InputError as err:
+        raise RunError(str(err)) from None
     bom = len(BOM) if head.startswith(BOM) else 0
     if not head[bom:].strip():
         raise RunError(f"{source.name}: the run is empty.")
-    kind = detect_format(head[bom:])
+    kind = detect_format(head[bom:], source.name)
     trec = partial(read_trec, order=trec_order)
     readers = {"json": read_json, "dict": read_dict, "trec": trec, "kaggle": read_kaggle}
     try:
         run = readers[kind](source, bom)
-    except RunError as err:
+    except (RunError, InputError) as err:
         raise RunError(f"{err} (read as {FORMATS[kind]})") from None
     pa.default_memory_pool().release_unused()  # the reader's freed buffers, which pyarrow's pool would keep
     return run
 
 
-def detect_format(data: bytes) -> str:
-    """'json', 'dict', 'kaggle' or 'trec', from the run's first bytes."""
+def detect_format(data: bytes, name: str = "the run") -> str:
+    """'json', 'dict', 'kaggle' or 'trec', from the run's first bytes; a first line that fits none of them but looks
+    like another format (a comment, a CSV of other columns) is refused by name, not read as TREC."""
     stripped = data.lstrip()
     if stripped[:1] == b"[":
         return "json"
     if stripped[:1] == b"{":
         return "dict"
-    first = stripped.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+    first = first_line(stripped).decode("utf-8", "replace").strip()
+    if len(first.split()) == 6:
+        return "trec"
+    line = line_of(data, len(data) - len(stripped))
+    if first.startswith(("//", "/*", "#")):
+        raise RunError(f"{name}: line {line} is a comment ({first[:20]!r}); no run format has comments.")
     cells = next(csv.reader([first]), [])
     header = [cell.strip().lower() for cell in cells]
     if header[-2:] == ["question_id", "passage_id"] or (len(cells) in (2, 3) and cells[-1].strip().startswith("[")):
         return "kaggle"
-    return "trec"
+    if ";" in first and "," not in first:
+        raise RunError(
+            f"{name}: line {line}: fields separated by ';' ({first[:40]!r}); expected {FORMATS['kaggle']}, "
+            "separated by ','."
+        )
+    if len(cells) > 1:
+        raise RunError(
+            f"{name}: line {line}: a CSV of {len(cells)} columns ({first[:40]!r}); expected {FORMATS['kaggle']}, "
+            "headed question_id,passage_id or without a header."
+        )
+    return "trec"  # its reader names the line that is not six fields

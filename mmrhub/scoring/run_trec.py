@@ -7,6 +7,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from input_files import decode
+from input_files import first_line
 from mmrhub.scoring.run import Run
 from mmrhub.scoring.run import RunError
 from mmrhub.scoring.run_order import in_trec_eval_order
@@ -14,6 +16,7 @@ from mmrhub.scoring.run_order import single_precision
 from mmrhub.scoring.run_order import trec_eval_sort
 
 ORDERS = ("score", "rank")  # trec_eval's order; the rank column's
+_RANK_RANGE = (-(1 << 63), (1 << 63) - 1)  # the rank column is read as 64-bit integers
 _TREC_COLUMNS = ["qid", "q0", "docid", "rank", "score", "tag"]
 _TREC_TYPES = {
     "qid": pa.dictionary(pa.int32(), pa.string()),
@@ -28,7 +31,7 @@ _TREC_TYPES = {
 def read_trec(source, bom: int, order: str = "score") -> Run:
     """``qid Q0 docid rank score tag`` lines; each query ordered as trec_eval orders it, or by its rank column
     (``order='rank'``)."""
-    first = source.head()[bom:].split(b"\n", 1)[0]
+    first = first_line(source.head()[bom:])
     options = pacsv.ParseOptions(delimiter="\t" if b"\t" in first else " ", quote_char=False, ignore_empty_lines=False)
     try:  # pyarrow's reader streams the file (and skips a BOM); a blank or odd line sends it to the slow path
         table = pacsv.read_csv(
@@ -42,7 +45,7 @@ def read_trec(source, bom: int, order: str = "score") -> Run:
         if any(table[name].null_count for name in table.column_names):
             raise pa.ArrowInvalid("nulls")
     except pa.ArrowInvalid:
-        return _read_trec_slowly(source.name, source.read(bom), order)
+        return _read_trec_slowly(source.name, source.read(bom), order, bom)
     columns = table.columns
     del table
     for i, column in enumerate(columns):  # one column at a time, so a run is never held twice
@@ -53,9 +56,9 @@ def read_trec(source, bom: int, order: str = "score") -> Run:
     return _trec_run(source.name, qids, dids, ranks.to_numpy(), scores, lines, order)
 
 
-def _read_trec_slowly(path: str, data: bytes, order: str) -> Run:
+def _read_trec_slowly(path: str, data: bytes, order: str, bom: int) -> Run:
     qids, dids, ranks, scores, lines = [], [], [], [], []
-    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+    for number, line in enumerate(decode(path, data, start=bom).splitlines(), 1):
         fields = line.split()
         if not fields:
             continue
@@ -66,6 +69,8 @@ def _read_trec_slowly(path: str, data: bytes, order: str) -> Run:
             ranks.append(int(rank))
         except ValueError:
             raise RunError(f"{path}: line {number}: rank {rank!r} is not an integer") from None
+        if not _RANK_RANGE[0] <= ranks[-1] <= _RANK_RANGE[1]:
+            raise RunError(f"{path}: line {number}: rank {rank!r} is out of range; expected a 64-bit integer")
         try:
             scores.append(float(score))
         except ValueError:

@@ -45,6 +45,11 @@ def read_valid_run(
     run = read_run(path, trec_order)
     if run.format == "kaggle":
         restore_stripped_ids(run, truth.corpus_ids)
+        if not truth.kaggle_csv:
+            run.notes.append(
+                f"{run.path} is a Kaggle CSV, M2KR's submission format: it is scored against {title} as its lists "
+                "of ids, without scores."
+            )
     if not ignore_unknown_queries:
         refuse_foreign_run(run, truth, title)
     return run, validate(run, truth, ignore_unknown_queries)

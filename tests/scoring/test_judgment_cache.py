@@ -91,7 +91,4 @@ def test_a_pipe_among_the_tables_is_refused_by_name(tmp_path, monkeypatch, capsy
     run = ROOT / "data" / "m2kr" / "baseline" / "simulated_top5.json"
     assert main(["evaluate", "m2kr", str(run), "--data-dir", str(folder)]) == 1
     err = capsys.readouterr().err
-    assert err == (
-        f"mmrhub evaluate: error: {passages}: not a regular file (a pipe, device or folder); the data folder must "
-        "hold files.\n"
-    )
+    assert err == (f"mmrhub evaluate: error: {passages}: not a regular file (a FIFO); expected a file to read.\n")

@@ -214,7 +214,7 @@ def test_an_id_that_is_not_a_string_or_an_integer_is_named(tmp_path, entry, mess
         ),
         ('{"1": {"a": true}}', "entry 1 (query '1') document 'a': expected a number as its score, got True"),
         ('{"1": ["a", "b"]}', "entry 1 (query '1'): expected an object {did: score}, got list"),
-        ('{"1": {"a": 1.0},\n "2": {"b": 1.0,}}', "line 2: not valid JSON"),
+        ('{"1": {"a": 1.0},\n "2": {"b": 1.0,}}', "line 2, column 17, byte offset 34: not valid JSON"),
         ('{"qid": "1", "ranked": []}', 'one {"qid", "ranked"} object; the official format is a JSON array of them'),
     ],
 )

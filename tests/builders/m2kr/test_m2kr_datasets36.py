@@ -9,6 +9,7 @@ import pytest
 from _m2kr_helpers import SAMPLE
 from _m2kr_helpers import source_rows
 
+import input_files
 import m2kr
 import m2kr_archive
 import m2kr_format
@@ -45,10 +46,10 @@ print(json.dumps(out))
 def test_m2kr_runs_as_a_script_on_datasets_36(tmp_path):
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
     env.pop("PYTHONPATH", None)  # the script must stand alone: no mmrhub, no installed m2kr
-    # What a user downloads: the script and its sibling, alone in a folder (datasets copies the sibling).
+    # What a user downloads: the script and its siblings, alone in a folder (datasets copies the sibling).
     script = tmp_path / "script"
     script.mkdir()
-    for module in (m2kr, m2kr_archive, m2kr_format):
+    for module in (m2kr, m2kr_archive, m2kr_format, input_files):
         shutil.copy(module.__file__, script)
     result = subprocess.run(
         [PYTHON, "-c", SNIPPET, str(script / "m2kr.py"), os.path.relpath(SAMPLE, tmp_path)],

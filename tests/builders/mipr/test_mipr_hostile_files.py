@@ -30,17 +30,17 @@ def replace_line(path, number, line: bytes):
 def test_gbk_encoded_corpus_is_refused_at_its_first_line(data_dir):
     path = data_dir / "mipr_corpus.jsonl"
     path.write_bytes(path.read_text(encoding="utf-8").encode("gbk"))
-    expect("corpus", data_dir, f"{path} line 1: byte 0x")
-    expect("corpus", data_dir, "is not valid UTF-8; MIPR files must be UTF-8 encoded.")
+    expect("corpus", data_dir, f"{path}: line 1, byte offset ")
+    expect("corpus", data_dir, "is not valid UTF-8; expected UTF-8 text (or UTF-16 with a byte-order mark).")
 
 
-def test_one_latin1_byte_in_a_title_names_its_line_and_column(data_dir):
+def test_one_latin1_byte_in_a_title_names_its_line_and_byte_offset(data_dir):
     path = data_dir / "mipr_corpus.jsonl"
     row = read_jsonl(path)[41]
     line = json.dumps({**row, "title": "caf"}, ensure_ascii=False).encode().replace(b'"caf"', b'"caf\xe9"')
     replace_line(path, 42, line + b"\n")
-    column = line.index(b"\xe9") + 1
-    expect("corpus", data_dir, f"{path} line 42: byte 0xe9 at column {column} is not valid UTF-8;")
+    offset = len(b"".join(path.read_bytes().splitlines(keepends=True)[:41])) + line.index(b"\xe9")
+    expect("corpus", data_dir, f"{path}: line 42, byte offset {offset}: 0xe9 is not valid UTF-8;")
 
 
 def test_lone_surrogate_escape_is_refused(data_dir):

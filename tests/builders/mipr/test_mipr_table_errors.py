@@ -13,7 +13,8 @@ def test_invalid_json_line(data_dir):
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     lines[4] = '{"idx": "5", "query": "没有结尾"\n'
     path.write_text("".join(lines), encoding="utf-8")
-    expect("queries", data_dir, f"{path} line 5: invalid JSON (")
+    expect("queries", data_dir, f"{path}: line 5, column ")
+    expect("queries", data_dir, ": not valid JSON (")
 
 
 def test_blank_lines_do_not_shift_line_numbers(data_dir):

@@ -1,0 +1,236 @@
+"""The one way in for input files (runs, tables, archives, images): regular files only, gzip, byte-order marks and
+UTF-16 told from the first bytes, bounded reads, and errors that name the file, the line (1-based) and the byte offset.
+
+Only the standard library is imported: the builders and their format modules import this file as a sibling, also as
+``datasets`` < 4 loading scripts. Messages that quote data quote it with ``repr``, so no control character gets out.
+"""
+
+import codecs
+import json
+import os
+import re
+import stat
+import zlib
+
+# What a decoded (gunzipped or transcoded) input may hold at most, for a file the reader cannot size beforehand.
+MAX_DECODED = 1 << 34
+HEAD_SIZE = 1 << 16
+GZIP_MAGIC = b"\x1f\x8b"
+# Longest first: UTF-32's little-endian mark starts with UTF-16's.
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+# UTF-8 is checked a slice at a time, so that no copy of a large file is held as text.
+_SLICE = 1 << 24
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFDIR: "a folder",
+    stat.S_IFSOCK: "a socket",
+}
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+class InputError(ValueError):
+    """An input file that is not a regular file, is too large, or is not the text it should be; one line."""
+
+
+def open_regular(path):
+    """A binary handle on ``path``, refused unless it is a regular file (a FIFO, device or folder is named)."""
+    # Non-blocking, so that opening a FIFO does not wait for a writer before it can be refused.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = _KINDS.get(stat.S_IFMT(mode), "not a file")
+            raise InputError(f"{path}: not a regular file ({kind}); expected a file to read.")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def open_input(path: str, opener=None):
+    """``path`` opened for reading: a local path through :func:`open_regular`, a URL through ``opener``."""
+    if "://" in path:
+        return opener(path)
+    return open_regular(path)
+
+
+def encoding_of(name: str, head: bytes) -> str:
+    """'gzip', or the text encoding that the first bytes show ('utf-8' when no byte-order mark says otherwise).
+
+    A NUL byte without a byte-order mark is refused: UTF-16 or UTF-32 without one (or binary data) cannot be
+    told from UTF-8 with certainty.
+    """
+    if head.startswith(GZIP_MAGIC):
+        return "gzip"
+    for bom, encoding in _BOMS:
+        if head.startswith(bom):
+            return encoding
+    nul = head.find(b"\x00")
+    if nul >= 0:
+        raise InputError(
+            f"{name}: line {line_of(head, nul)}, byte offset {nul}: a NUL byte; expected UTF-8 text (UTF-16 needs a "
+            "byte-order mark)."
+        )
+    return "utf-8"
+
+
+def read_utf8(name: str, handle, limit: int = MAX_DECODED) -> bytes:
+    """The rest of ``handle`` as UTF-8 bytes without a byte-order mark: gunzipped, transcoded from the encoding its
+    mark names, checked; at most ``limit`` bytes, decoded."""
+    data = _bounded(name, handle, limit)
+    encoding = encoding_of(name, data[:HEAD_SIZE])
+    if encoding == "gzip":
+        data = gunzip(name, data, limit)
+        encoding = encoding_of(name, data[:HEAD_SIZE])
+        if encoding == "gzip":
+            raise InputError(f"{name}: gzip inside gzip; expected one layer of compression.")
+    if encoding == "utf-8-sig":
+        return data[len(codecs.BOM_UTF8) :]
+    if encoding != "utf-8":
+        return decode(name, data, encoding).encode("utf-8")
+    check_utf8(name, data)
+    return data
+
+
+def _bounded(name: str, handle, limit: int) -> bytes:
+    data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise InputError(f"{name}: larger than {limit:,} bytes; expected at most that.")
+    return data
+
+
+def gunzip(name: str, data: bytes, limit: int = MAX_DECODED) -> bytes:
+    """``data`` decompressed (every gzip member), refused past ``limit`` bytes."""
+    out, rest = [], data
+    size = 0
+    try:
+        while rest:
+            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            out.append(inflater.decompress(rest, limit - size + 1))
+            size += len(out[-1])
+            if size > limit or inflater.unconsumed_tail:
+                raise InputError(f"{name}: decompresses to more than {limit:,} bytes; expected at most that.")
+            if not inflater.eof:
+                raise InputError(f"{name}: the gzip stream is truncated; expected a complete gzip file.")
+            rest = inflater.unused_data
+    except zlib.error as err:
+        raise InputError(f"{name}: not a valid gzip file ({err}).") from None
+    return b"".join(out)
+
+
+def decode(name: str, data: bytes, encoding: str = "utf-8", start: int = 0) -> str:
+    """``data`` as text; an invalid byte is named by its line (1-based) and byte offset (``data`` starts at the
+    file's byte ``start``)."""
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as err:
+        raise decoding_error(name, data, err, start) from None
+
+
+def require_utf8(name: str, handle) -> int:
+    """Refuse a seekable ``handle`` whose first bytes show gzip, UTF-16 or UTF-32 (readers that stream a file take
+    UTF-8 only); the length of its UTF-8 byte-order mark (0 without one), the handle left at its start."""
+    if not handle.seekable():
+        return 0
+    head = handle.read(HEAD_SIZE)
+    handle.seek(0)
+    encoding = encoding_of(name, head)
+    if encoding not in ("utf-8", "utf-8-sig"):
+        raise InputError(f"{name}: {encoding.upper()} data; expected UTF-8 text.")
+    return len(codecs.BOM_UTF8) if encoding == "utf-8-sig" else 0
+
+
+def check_utf8(name: str, data, start: int = 0, line=None) -> None:
+    """Refuse ``data`` unless it is UTF-8, naming the first invalid byte; ``start``: where ``data`` is in the file,
+    ``line``: the line it is, if one line."""
+    view = memoryview(data)
+    begin = 0
+    while begin < len(view):
+        end = min(begin + _SLICE, len(view))
+        while end < len(view) and end > begin and 0x80 <= view[end] < 0xC0:  # not inside a character
+            end -= 1
+        try:
+            codecs.utf_8_decode(view[begin:end], "strict", True)
+        except UnicodeDecodeError as err:
+            err.start += begin
+            raise decoding_error(name, data, err, start, line) from None
+        begin = end
+
+
+def decoding_error(name: str, data, err: UnicodeDecodeError, start: int = 0, line=None) -> InputError:
+    """The one-line error for ``err``, raised decoding ``data`` (from the file's byte ``start``; ``line``: the line
+    ``data`` is, if one line)."""
+    encoding = err.encoding.upper().replace("-SIG", "")
+    prefix = bytes(data[: err.start])
+    if not encoding.startswith("UTF-8"):  # count the lines of the text, not of its bytes
+        prefix = prefix.decode(err.encoding, "replace").encode("utf-8")
+    byte = bytes(data[err.start : err.start + 1]).hex()
+    line = line or line_of(prefix, len(prefix))
+    return InputError(
+        f"{name}: line {line}, byte offset {start + err.start}: 0x{byte} is not valid "
+        f"{encoding}; expected UTF-8 text (or UTF-16 with a byte-order mark)."
+    )
+
+
+def line_of(data: bytes, offset: int) -> int:
+    """The 1-based line holding byte ``offset`` (lines end with \\n, \\r\\n or \\r)."""
+    return len(_LINE_END.findall(data, 0, offset)) + 1
+
+
+def first_line(data: bytes) -> bytes:
+    """The first line of ``data``, without its end (\\n, \\r\\n or \\r)."""
+    return _LINE_END.split(data, 1)[0]
+
+
+def load_json_file(path: str, limit: int = MAX_DECODED):
+    """The JSON document in the file at ``path`` (UTF-8, UTF-16 with a byte-order mark, or gzipped)."""
+    with open_regular(path) as handle:
+        return load_json(path, read_utf8(path, handle, limit))
+
+
+def load_json(name: str, text, line=None, start: int = 0, unique_keys: bool = False):
+    """Python's json, its errors one line naming the file, line and byte offset; ``line``: the line ``text`` is (a
+    JSON Lines record) and ``start`` its byte offset in the file, else the text is the whole file.
+
+    ``unique_keys``: refuse an object that repeats a key (Python keeps the last, pyarrow refuses the file).
+    """
+    at = "" if line is None else f" line {line}:"
+    try:
+        return json.loads(text, object_pairs_hook=_unique_object if unique_keys else None)
+    except json.JSONDecodeError as err:
+        offset = start + len(err.doc[: err.pos].encode("utf-8", "surrogatepass"))
+        where = f"line {(line or 1) + err.lineno - 1}, column {err.colno}, byte offset {offset}"
+        raise InputError(f"{name}: {where}: not valid JSON ({err.msg}).") from None
+    except UnicodeDecodeError as err:
+        raise decoding_error(name, text, err, start, line) from None
+    except RecursionError:
+        raise InputError(
+            f"{name}:{at} JSON nested too deeply to read; expected lists and objects a few levels deep."
+        ) from None
+    except _RepeatedKey as err:
+        raise InputError(f"{name}:{at} key {err.args[0]!r} appears twice in one object; expected each once.") from None
+    except ValueError as err:  # an integer of more digits than Python converts
+        raise InputError(f"{name}:{at} not valid JSON ({err}).") from None
+
+
+class _RepeatedKey(Exception):
+    pass
+
+
+def _unique_object(pairs):
+    record = dict(pairs)
+    if len(record) != len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepeatedKey(key)
+            seen.add(key)
+    return record
