@@ -125,7 +125,10 @@ def _read_parquet(f, display: str, schema: pa.Schema, full: pa.Schema) -> pa.Tab
     extra = [field for field in present if field not in full.names]
     if extra:
         logger.warning("%s: columns not in the M2KR format are left out: %s", display, ", ".join(extra))
-    return parquet.read(columns=schema.names)
+    try:
+        return parquet.read(columns=schema.names)
+    except (pa.ArrowInvalid, OSError) as err:  # a damaged page or footer shows only when the data is read
+        raise M2krDataError(f"{display}: not a readable Parquet file ({err}).") from None
 
 
 def _cast_column(table: pa.Table, field: pa.Field, display: str) -> pa.Table:

@@ -112,6 +112,8 @@ def read_table(path: str, name: str, opener=None, display: Optional[str] = None,
         raise MiprDataError(str(err)) from None
     except pa.ArrowInvalid as err:
         _raise_first_bad_line(path, schema, display, opener, cause=str(err))
+    except UnicodeDecodeError:  # a field name pyarrow took from the file is not UTF-8
+        _raise_undecodable(path, display, opener)
     table = _drop_unexpected_fields(table, schema, display)
     if any(table[field].null_count for field in schema.names) or (name == "qrels" and _has_null_judgment(table)):
         _raise_first_bad_line(path, schema, display, opener, cause="null field")
@@ -120,6 +122,17 @@ def read_table(path: str, name: str, opener=None, display: Optional[str] = None,
     if name == "qrels":
         _check_judgments(table, display)
     return table
+
+
+def _raise_undecodable(path: str, display: str, opener) -> None:
+    """The file's first byte that is not UTF-8, named by line and byte offset."""
+    with open_input(path, opener) as handle:
+        data = handle.read()
+    try:
+        check_utf8(display, data)
+    except InputError as err:
+        raise MiprDataError(str(err)) from None
+    raise MiprDataError(f"{display}: a field name is not valid UTF-8; expected UTF-8 text.")
 
 
 def _parse_json_lines(path: str, options: paj.ParseOptions, opener) -> pa.Table:

@@ -155,3 +155,12 @@ def test_no_tables(data_dir, tmp_path):
     shutil.rmtree(data_dir / "challenge_data")
     message = f"No challenge_data/train-*.parquet under {data_dir}."
     _fails(data_dir, "challenge_data", re.escape(message), tmp_path)
+
+
+def test_a_damaged_data_page_is_named(data_dir, tmp_path):
+    path = data_dir / "challenge_passage" / FILE
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2 : len(data) // 2 + 64] = b"\xff" * 64  # inside the pages: the footer still reads
+    path.write_bytes(bytes(data))
+    with pytest.raises(m2kr.M2krDataError, match=re.escape(f"challenge_passage/{FILE}: not a readable Parquet file (")):
+        prepare("challenge_passage", data_dir, tmp_path / "cache", check_images=False)

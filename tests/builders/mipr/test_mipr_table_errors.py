@@ -109,3 +109,9 @@ def test_errors_reach_the_user_unwrapped(data_dir, tmp_path):
     builder = mipr.Mipr(config_name="queries", data_dir=str(data_dir), cache_dir=str(tmp_path / "c"))
     with pytest.raises(mipr.MiprDataError, match='line 1: missing field "query"'):
         builder.download_and_prepare()
+
+
+def test_a_field_name_that_is_not_utf8_is_named_by_line_and_byte(data_dir):
+    path = data_dir / "mipr_annotation.jsonl"
+    path.write_bytes(path.read_bytes().replace(b'"idx"', b'"\xe9idx"', 1))
+    expect("qrels", data_dir, f"{path}: line 1, byte offset 2: 0xe9 is not valid UTF-8; expected UTF-8 text")
