@@ -147,12 +147,15 @@ def test_damaged_kaggle_csvs(capsys, tmp_path_factory, data):
 
 @settings(SETTINGS, max_examples=10)
 @given(data=st.data())
-def test_damaged_runs_through_oracle_and_compare(capsys, tmp_path_factory, data):
+def test_damaged_runs_through_oracle_compare_and_report(capsys, tmp_path_factory, data):
     run = tmp_path_factory.mktemp("run") / "run.json"
     run.write_bytes(data.draw(damaged(RUN_FORMATS["json"])))
     inputs = [run, MIPR_SAMPLE]
     holds_the_invariants(capsys, ["oracle", "mipr", run], [run], inputs)
     holds_the_invariants(capsys, ["compare", "mipr", MIPR_EMBEDDING, run, "--permutations", "50"], [run], inputs)
+    page = run.with_suffix(".html")
+    report = ["report", "mipr", run, "-o", page, "--queries", "2"]
+    holds_the_invariants(capsys, report, [run], inputs, success="wrote")
 
 
 # --- judgment tables ---------------------------------------------------------------------------------------------

@@ -33,6 +33,9 @@ from datasets.utils.file_utils import xopen
 from datasets.utils.py_utils import convert_file_size_to_int
 from PIL import Image
 
+from input_files import InputError
+from input_files import open_regular
+
 MAX_SHARD_SIZE = datasets.config.MAX_SHARD_SIZE
 _READ_THREADS = min(32, 4 * (os.cpu_count() or 1))
 
@@ -199,8 +202,11 @@ def read_file(path: str, root: Optional[str]) -> bytes:
         real = check_inside(local, root)
         path = real if local == path else path  # read the very file checked, even if a link changes meanwhile
     if "://" not in path and "::" not in path:
-        with open(path, "rb") as f:
-            return f.read()
+        try:
+            with open_regular(path) as f:
+                return f.read()
+        except InputError as err:  # a FIFO or a folder where an image should be: named with its row
+            raise ImageError(str(err).removeprefix(f"{path}: ")) from None
     with xopen(path, "rb") as f:
         return f.read()
 

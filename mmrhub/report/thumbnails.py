@@ -17,6 +17,8 @@ import fsspec
 from PIL import Image
 from PIL import UnidentifiedImageError
 
+from input_files import InputError
+from input_files import open_regular
 from mmrhub.report.thumbnail_cache import ThumbnailCache
 
 THUMBNAIL_PX = 96
@@ -47,7 +49,8 @@ def read_bytes(reference) -> bytes:
     """The bytes of an undecoded ``datasets.Image`` value ({bytes, path})."""
     if reference["bytes"] is not None:
         return reference["bytes"]
-    with fsspec.open(reference["path"], "rb") as handle:
+    path = reference["path"]
+    with open_regular(path) if "://" not in path else fsspec.open(path, "rb") as handle:  # archive members: fsspec
         return handle.read()
 
 
@@ -78,8 +81,10 @@ def thumbnail(reference, cache: ThumbnailCache, size: int = THUMBNAIL_PX):
         data = read_bytes(reference)
     except FileNotFoundError:
         return Failure(MISSING, f"{where(reference)} is missing"), False
-    except OSError as error:
-        return Failure(UNREADABLE, f"{where(reference)}: {error}"), False
+    except (OSError, InputError) as error:  # InputError: not a regular file, with its path
+        return Failure(
+            UNREADABLE, str(error) if isinstance(error, InputError) else f"{where(reference)}: {error}"
+        ), False
     key = f"{hashlib.sha256(data).hexdigest()}-{size}px"
     jpeg = cache.get(key)
     if jpeg is not None:

@@ -340,3 +340,13 @@ def test_ctrl_c_during_export_exits_130_without_waiting_for_every_read(data, tmp
     assert result.returncode == 130 and result.stderr.rstrip().endswith("mmrhub: interrupted")
     assert time.monotonic() - started < 20  # 254 slow reads would take 25 s on two threads
     assert not out.exists() and not list((tmp_path / "out").iterdir())
+
+
+def test_a_pipe_where_an_image_should_be_is_refused_naming_it(data, tmp_path, capsys):
+    product_image(data).unlink()
+    os.mkfifo(product_image(data))  # reading it would wait for a writer forever
+    refused(
+        capsys,
+        ["export", "mipr", str(tmp_path / "out"), "--data-dir", str(data)],
+        f"{data / 'mipr_corpus.jsonl'}: image file {product_image(data)} is not a regular file; expected a non-empty file.",
+    )
