@@ -1,6 +1,6 @@
 """M2KR-WWW2025-Challenge: image(+text) to document retrieval, as a Hugging Face `datasets` builder.
 
-Reads the layout of the Hub repos (a local folder, a base URL, or by default the Hub itself)::
+Reads the layout of the Hub repos (a local folder, a base URL, or the Hub itself: ``data_dir=m2kr.HUB_TABLES``)::
 
     challenge_data/train-*.parquet  challenge_passage/train-*.parquet  challenge_answers/train-*.parquet
     [images/]query_images.zip  [images/]Web_Image.zip.001  .002  .003
@@ -30,6 +30,7 @@ import hashlib
 import json
 import logging
 import os
+import stat
 import sys
 from dataclasses import dataclass
 from functools import partial
@@ -39,6 +40,7 @@ from typing import Optional
 import datasets
 import fsspec
 import pyarrow as pa
+import xxhash
 from datasets.utils.file_utils import xopen
 
 # The format's rules (m2kr_format: also this builder's names, m2kr.M2krDataError, ...) and the split-zip file system
@@ -91,6 +93,7 @@ ARCHIVES = {
     "challenge_passage": ("Web_Image.zip.001", "Web_Image.zip.002", "Web_Image.zip.003"),
 }
 IMAGE_NAME_FIELDS = {"challenge_data": "img_path", "challenge_passage": "page_screenshot"}
+_HASH_CHUNK = 1 << 23
 
 
 _STRING = datasets.Value("string")
@@ -130,7 +133,8 @@ class M2krConfig(datasets.BuilderConfig):
 class M2kr(datasets.ArrowBasedBuilder):
     """Builder for the M2KR challenge queries, passages and ground truth.
 
-    ``data_dir``: the folder or URL holding the tables and archives; without it, the two Hub repos.
+    ``data_dir``: the folder or URL holding the tables and archives; ``HUB_TABLES`` for the two Hub repos; without
+    it, the bundled sample (as ``load()``), and a warning says so.
     """
 
     BUILDER_CONFIG_CLASS = M2krConfig
@@ -147,7 +151,10 @@ class M2kr(datasets.ArrowBasedBuilder):
     def __init__(self, *args, hash: Optional[str] = None, **kwargs):
         # datasets keys its cache on ``hash`` (3.6: the script's code; 4+: None unless given) and would return old
         # rows after the data changed: fold a fingerprint of the sources into it, however the builder is called.
-        fingerprint = cache_hash(kwargs.get("data_dir"), kwargs.get("images_dir"))
+        if not kwargs.get("data_dir") and SAMPLE_DIR.is_dir():  # a datasets 3.6 script's copy has no sample beside it
+            logger.warning("No data_dir given: loading the bundled M2KR sample %s, not the benchmark.", SAMPLE_DIR)
+            kwargs["data_dir"] = str(SAMPLE_DIR)
+        fingerprint = cache_hash(kwargs.get("data_dir"), kwargs.get("images_dir"), kwargs.get("config_name"))
         super().__init__(*args, hash=_combined_hash(hash, fingerprint), **kwargs)
 
     @classmethod
@@ -194,9 +201,13 @@ class M2kr(datasets.ArrowBasedBuilder):
 
 
 def tables_source(data_dir: Optional[str]) -> str:
-    """Where the tables are: ``data_dir``, or the Hub repo."""
+    """Where the tables are: ``data_dir`` (``HUB_TABLES`` for the Hub)."""
     if not data_dir:
-        return HUB_TABLES
+        raise M2krDataError(
+            "No data_dir given, and no bundled sample beside this script: pass data_dir= a local folder laid out "
+            f"like the Hub repos (<config>/{SPLIT}-*.parquet, and the archives in images/ or beside them), or "
+            f"data_dir={HUB_TABLES!r} to read the Hub."
+        )
     data_dir = _absolute(str(data_dir))
     if "::" in data_dir and "://" not in data_dir:
         # datasets and fsspec read "::" as a chain of URLs, so no file under it could be opened.
@@ -208,9 +219,9 @@ def archive_folders(data_dir: Optional[str], images_dir: Optional[str]) -> list:
     """The folders that may hold the archives, in the order they are tried."""
     if images_dir:
         return [_absolute(str(images_dir))]
-    if not data_dir:
-        return [HUB_IMAGES]
     data_dir = _absolute(str(data_dir))
+    if data_dir.rstrip("/") == HUB_TABLES:
+        return [HUB_IMAGES]  # the Hub keeps the archives in a repo of their own
     if "://" in data_dir:
         return [data_dir]  # a remote folder cannot be searched cheaply: the archives sit beside the tables
     return [os.path.join(data_dir, "images"), data_dir]
@@ -263,7 +274,7 @@ def list_tables(base: str, config: str, storage_options=None) -> list:
     pattern = _join(base, f"{config}/{SPLIT}-*.parquet")
     on_hub = base.startswith("hf://")
     if on_hub and _hub_offline():
-        raise M2krDataError(_hub_help(base, "the Hub is offline here (HF_HUB_OFFLINE or HF_DATASETS_OFFLINE)"))
+        raise M2krDataError(_hub_help(base, "the Hub is offline here (HF_HUB_OFFLINE or HF_DATASETS_OFFLINE is set)"))
     try:
         fs, fs_pattern = fsspec.core.url_to_fs(pattern, **_options_for(pattern, storage_options or {}))
         found = sorted(fs.glob(fs_pattern))
@@ -279,8 +290,8 @@ def list_tables(base: str, config: str, storage_options=None) -> list:
 
 def _hub_help(base: str, problem: str) -> str:
     return (
-        f"No data_dir given, so the tables would come from {base}, but {problem}; pass data_dir= a local folder "
-        "laid out like the Hub repos (<config>/train-*.parquet, and the archives in images/ or beside them)."
+        f"data_dir {base} is on the Hub, but {problem}; pass data_dir= (--data-dir) a local folder laid out like "
+        f"the Hub repos (<config>/{SPLIT}-*.parquet, and the archives in images/ or beside them)."
     )
 
 
@@ -361,34 +372,68 @@ def source_files(config_name: str, data_dir: str, images_dir: Optional[str] = No
     return paths + (find_archives(config_name, data_dir, images_dir) if config_name in ARCHIVES else [])
 
 
-def cache_hash(data_dir: Optional[str], images_dir: Optional[str] = None) -> str:
-    """Hash of this builder's source and of the data files' metadata, so a change to either rebuilds the cache.
+def cache_hash(data_dir: Optional[str], images_dir: Optional[str] = None, config_name: Optional[str] = None) -> str:
+    """Hash of this builder's source and of the sources config ``config_name`` (default: challenge_data) reads.
 
-    The source is this file and m2kr_archive.py. Without ``data_dir`` (the Hub) only the source counts: nothing is
-    fetched to build a cache key. Local files give size, mtime_ns, ctime_ns and inode: an edit that restores the
-    mtime still changes the ctime.
+    The source is this file, m2kr_archive.py and m2kr_format.py. Each local table counts by its bytes (xxh3-128):
+    an edit is seen whatever the file system does with times. The archives (about 121 GB) count by size, times and
+    inode in every folder they are looked for in: reading them on every load is out of the question, rows hold
+    references to their members rather than bytes, and preparation checks each referenced member's header. A
+    remote file counts by what its host says of it (the Hub: its blob id), or not at all when the host cannot be
+    reached: preparation then says why.
     """
+    config_name = config_name or M2kr.DEFAULT_CONFIG_NAME
     digest = hashlib.sha256()
     # The modules as imported: beside this file, or their copies in datasets' modules cache.
     for source in (__file__, sys.modules[open_zip.__module__].__file__, sys.modules[read_table.__module__].__file__):
         digest.update(Path(source).read_bytes())
     if data_dir:
         data_dir = _absolute(str(data_dir))
-        files = [_join(data_dir, f"{config}/{SPLIT}-*.parquet") for config in CONFIG_NAMES]
+        tables = CONFIG_NAMES if config_name == "challenge_answers" else (config_name,)
+        for pattern in [_join(data_dir, f"{config}/{SPLIT}-*.parquet") for config in tables]:
+            digest.update(json.dumps([pattern, _table_keys(pattern)], default=str).encode())
         folders = archive_folders(data_dir, images_dir)
-        files += [_join(folder, part) for folder in folders for parts in ARCHIVES.values() for part in parts]
-        for pattern in files:
-            digest.update(json.dumps([pattern, _file_states(pattern)], default=str).encode())
+        for part in [_join(folder, part) for folder in folders for part in ARCHIVES.get(config_name, ())]:
+            digest.update(json.dumps([part, _archive_state(part)], default=str).encode())
     return digest.hexdigest()[:16]
 
 
-def _file_states(pattern: str) -> list:
-    if "://" not in pattern:
-        folder, name = os.path.split(pattern)
-        states = [os.stat(path) for path in sorted(glob.glob(os.path.join(glob.escape(folder), name)))]
-        return [[state.st_size, state.st_mtime_ns, state.st_ctime_ns, state.st_ino] for state in states]
-    fs, fs_pattern = fsspec.core.url_to_fs(pattern)
-    return [sorted(fs.info(path).items()) for path in sorted(fs.glob(fs_pattern))]
+def _table_keys(pattern: str) -> list:
+    """xxh3-128 of the bytes of each local table matching ``pattern``; remote tables' metadata."""
+    if "://" in pattern:
+        return _remote_states(pattern)
+    folder, name = os.path.split(pattern)
+    return [_content_key(path) for path in sorted(glob.glob(os.path.join(glob.escape(folder), name)))]
+
+
+def _content_key(path: str) -> str:
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        return "not a regular file"  # never opened here (a pipe would wait for a writer); the reader says why
+    digest = xxhash.xxh3_128()
+    with open(path, "rb") as f:
+        while chunk := f.read(_HASH_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _archive_state(path: str):
+    if "://" in path:
+        return _remote_states(path)
+    try:
+        state = os.stat(path)
+        return [state.st_size, state.st_mtime_ns, state.st_ctime_ns, state.st_ino]
+    except FileNotFoundError:
+        return None
+
+
+def _remote_states(pattern: str) -> Optional[list]:
+    if pattern.startswith("hf://") and _hub_offline():
+        return None  # asking would fail; preparation says that the Hub is offline
+    try:
+        fs, fs_pattern = fsspec.core.url_to_fs(pattern)
+        return [sorted(fs.info(path).items()) for path in sorted(fs.glob(fs_pattern))]
+    except Exception:  # noqa: BLE001 - an unreachable host: preparation, not the cache key, reports it
+        return None
 
 
 def _combined_hash(given: Optional[str], fingerprint: str) -> str:
@@ -406,18 +451,16 @@ def load(
 ):
     """Load one M2KR config as a Dataset (or IterableDataset with ``streaming=True``).
 
-    Without ``data_dir`` the small bundled sample (``data/m2kr/`` beside this file) is used, and a warning says so.
-    ``images_dir``: the archives' folder when not ``<data_dir>/images/`` or ``<data_dir>/``; ``check_images=False``
-    reads no archive and leaves the image column empty.
+    Without ``data_dir`` the small bundled sample (``data/m2kr/`` beside this file) is used, and a warning says so,
+    as by ``M2kr(...)``; ``data_dir=m2kr.HUB_TABLES`` reads the two Hub repos. ``images_dir``: the archives' folder
+    when not ``<data_dir>/images/`` or ``<data_dir>/``; ``check_images=False`` reads no archive and leaves the image
+    column empty.
     """
     if config_name not in CONFIG_NAMES:
         raise ValueError(f"Unknown M2KR config {config_name!r}; expected one of {', '.join(CONFIG_NAMES)}.")
-    if data_dir is None:
-        data_dir = str(SAMPLE_DIR)
-        logger.warning("No data_dir given: loading the bundled M2KR sample %s, not the benchmark.", data_dir)
     builder = M2kr(
         config_name=config_name,
-        data_dir=_absolute(str(data_dir)),
+        data_dir=_absolute(str(data_dir)) if data_dir else None,
         cache_dir=cache_dir,
         check_images=check_images,
         images_dir=images_dir,

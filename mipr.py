@@ -23,6 +23,7 @@ import hashlib
 import json
 import logging
 import os
+import stat
 import sys
 from dataclasses import dataclass
 from functools import partial
@@ -33,6 +34,7 @@ import datasets
 import fsspec
 import pyarrow as pa
 import pyarrow.compute as pc
+import xxhash
 from datasets.utils.file_utils import xopen
 
 # The format's rules live beside this file; the names below are also this builder's (mipr.MiprDataError, ...).
@@ -71,6 +73,7 @@ SAMPLE_DIR = _HERE / "data" / "mipr" if (_HERE / "data" / "mipr").is_dir() else 
 
 # Linear nDCG gains; every other grade, and an unjudged product, gains 0.
 GAINS = {"L1": 2, "L2": 1}
+_HASH_CHUNK = 1 << 23
 
 _STRING = datasets.Value("string")
 FEATURES = {
@@ -114,7 +117,8 @@ class Mipr(datasets.ArrowBasedBuilder):
         # datasets keys its cache on ``hash`` (3.6: the script's code; 4+: None unless given) and would return old
         # rows after the data changed: fold a fingerprint of the sources into it, however the builder is called.
         data_dir = kwargs.get("data_dir")
-        fingerprint = cache_hash(_data_dir(data_dir)) if data_dir else cache_hash(None)
+        config_name = kwargs.get("config_name")
+        fingerprint = cache_hash(_data_dir(data_dir) if data_dir else None, config_name)
         super().__init__(*args, hash=_combined_hash(hash, fingerprint), **kwargs)
 
     @classmethod
@@ -144,7 +148,7 @@ class Mipr(datasets.ArrowBasedBuilder):
         base, name = _data_dir(self.config.data_dir), self.config.name
         names = ["qrels", "queries", "corpus"] if name == "qrels" else [name]
         # Errors name the source as the user gave it, not the download cache's copy.
-        paths = dl_manager.download({config: join_path(base, SOURCE_FILES[config]) for config in names})
+        paths = _download(dl_manager, {config: join_path(base, SOURCE_FILES[config]) for config in names}, base)
         download_config = dl_manager.download_config
         table = read_config(name, base, paths, partial(xopen, mode="rb", download_config=download_config))
         if name != "qrels":
@@ -173,6 +177,27 @@ def _data_dir(data_dir: Optional[str]) -> str:
         # datasets reads "::" in an image path as a chain of URLs, so every image access would fail.
         raise MiprDataError(f"data_dir {data_dir}: a local path must not contain '::'; move or link the folder.")
     return os.path.abspath(data_dir)
+
+
+def _download(dl_manager, urls: dict, base: str) -> dict:
+    """The download manager's copies of ``urls``; on the Hub, offline or unreachable is said in words."""
+    if not base.startswith("hf://"):
+        return dl_manager.download(urls)
+    if _hub_offline():
+        raise MiprDataError(_hub_help(base, "the Hub is offline here (HF_HUB_OFFLINE or HF_DATASETS_OFFLINE is set)"))
+    try:
+        return dl_manager.download(urls)
+    except FileNotFoundError:
+        raise
+    except Exception as err:  # noqa: BLE001 - any failure to reach the Hub gets the same advice
+        raise MiprDataError(_hub_help(base, f"the Hub cannot be reached ({type(err).__name__}: {err})")) from err
+
+
+def _hub_help(base: str, problem: str) -> str:
+    return (
+        f"data_dir {base} is on the Hub, but {problem}; pass data_dir= (--data-dir) a local folder holding "
+        "mipr_query.jsonl, mipr_corpus.jsonl, mipr_annotation.jsonl and images/."
+    )
 
 
 def check_images_exist(names: pa.ChunkedArray, image_dir: str, display: str, download_config=None, data_dir=None):
@@ -244,28 +269,68 @@ def source_files(config_name: str, data_dir: str) -> list:
     return paths
 
 
-def cache_hash(data_dir: Optional[str]) -> str:
-    """Hash of this builder's source and of the data files' metadata, so a change to either rebuilds the cache.
+def cache_hash(data_dir: Optional[str], config_name: Optional[str] = None) -> str:
+    """Hash of this builder's source and of the sources config ``config_name`` (default: qrels) reads.
 
-    Local files give size, mtime_ns, ctime_ns and inode: an edit that restores the mtime still changes the ctime,
-    and a file replaced by another changes the inode.
+    Each local table counts by its bytes (xxh3-128): an edit is seen whatever the file system does with times. An
+    image folder counts by its own size, times and inode, which change when a file is added, removed or renamed:
+    rows hold paths to the images, never their bytes, and reading every image on every load would cost more than
+    the load. A remote file counts by what its host says of it (size, ETag, time): keying it on content would mean
+    downloading it.
     """
+    config_name = config_name or Mipr.DEFAULT_CONFIG_NAME
     digest = hashlib.sha256(Path(__file__).read_bytes())
     digest.update(Path(sys.modules[read_table.__module__].__file__).read_bytes())  # the format's rules
-    for relative in [*SOURCE_FILES.values(), *IMAGE_DIRS.values()] if data_dir else []:
-        digest.update(json.dumps([relative, _file_state(join_path(data_dir, relative))], default=str).encode())
+    tables = CONFIG_NAMES if config_name == "qrels" else (config_name,)
+    for relative in [SOURCE_FILES[name] for name in tables] if data_dir else []:
+        digest.update(json.dumps([relative, _table_key(join_path(data_dir, relative))], default=str).encode())
+    if data_dir and config_name in IMAGE_DIRS:
+        folder = IMAGE_DIRS[config_name]
+        digest.update(json.dumps([folder, _folder_state(join_path(data_dir, folder))], default=str).encode())
     return digest.hexdigest()[:16]
 
 
-def _file_state(path: str):
+def _table_key(path: str):
+    """xxh3-128 of a local table's bytes; a remote table's metadata."""
+    if "://" in path:
+        return _remote_info(path)
     try:
-        if "://" not in path:
-            state = os.stat(path)
-            return [state.st_size, state.st_mtime_ns, state.st_ctime_ns, state.st_ino]
-        fs, fs_path = fsspec.core.url_to_fs(path)
-        return sorted(fs.info(fs_path).items())
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return "not a regular file"  # never opened here (a pipe would wait for a writer); the reader says why
+        digest = xxhash.xxh3_128()
+        with open(path, "rb") as f:
+            while chunk := f.read(_HASH_CHUNK):
+                digest.update(chunk)
+        return digest.hexdigest()
     except FileNotFoundError:
         return None
+
+
+def _folder_state(path: str):
+    if "://" in path:
+        return _remote_info(path)
+    try:
+        state = os.stat(path)
+        return [state.st_size, state.st_mtime_ns, state.st_ctime_ns, state.st_ino]
+    except FileNotFoundError:
+        return None
+
+
+def _remote_info(path: str) -> Optional[list]:
+    if path.startswith("hf://") and _hub_offline():
+        return None  # asking would fail; preparation says that the Hub is offline
+    try:
+        fs, fs_path = fsspec.core.url_to_fs(path)
+        return sorted(fs.info(fs_path).items())
+    except Exception:  # noqa: BLE001 - a missing file or unreachable host: preparation, not the cache key, reports it
+        return None
+
+
+def _hub_offline() -> bool:
+    flags = (os.environ.get(name, "").upper() for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
+    return any(flag in ("1", "ON", "YES", "TRUE") for flag in flags) or bool(
+        getattr(datasets.config, "HF_HUB_OFFLINE", False)
+    )
 
 
 def _combined_hash(given: Optional[str], fingerprint: str) -> str:

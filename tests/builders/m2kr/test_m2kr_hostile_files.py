@@ -10,6 +10,8 @@ import struct
 import subprocess
 import zipfile
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from _m2kr_helpers import PASSAGE_PARTS
 from _m2kr_helpers import SAMPLE
@@ -210,7 +212,7 @@ def test_a_duplicate_across_files_names_both(data_dir, tmp_path):
     refused(data_dir, tmp_path, message, "challenge_answers")
 
 
-# --- one default config; no Hub -----------------------------------------------------------------------------------
+# --- one default config; one default source ----------------------------------------------------------------------
 
 
 def test_challenge_data_is_the_default_everywhere(tmp_path):
@@ -219,17 +221,42 @@ def test_challenge_data_is_the_default_everywhere(tmp_path):
     assert "img_path" in m2kr.load(cache_dir=str(tmp_path)).column_names
 
 
+def test_the_bundled_sample_is_the_default_of_load_and_of_the_builder(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="m2kr"):
+        builder = m2kr.M2kr(config_name="challenge_answers", cache_dir=str(tmp_path))
+    assert builder.config.data_dir == str(SAMPLE)
+    assert f"No data_dir given: loading the bundled M2KR sample {SAMPLE}, not the benchmark." in caplog.text
+    builder.download_and_prepare()
+    assert (
+        builder.as_dataset(split="train").to_list() == m2kr.load("challenge_answers", cache_dir=str(tmp_path)).to_list()
+    )
+
+
+def test_without_data_dir_or_sample_says_what_to_pass(tmp_path, monkeypatch):
+    monkeypatch.setattr(m2kr, "SAMPLE_DIR", tmp_path / "no-sample")  # a datasets 3.6 script's copy
+    builder = m2kr.M2kr(config_name="challenge_answers", cache_dir=str(tmp_path))
+    message = (
+        "No data_dir given, and no bundled sample beside this script: pass data_dir= a local folder laid out like "
+        "the Hub repos (<config>/train-*.parquet, and the archives in images/ or beside them), or "
+        f"data_dir='{m2kr.HUB_TABLES}' to read the Hub."
+    )
+    with pytest.raises(m2kr.M2krDataError, match=re.escape(message)):
+        builder.download_and_prepare()
+
+
 @pytest.mark.parametrize("variable", ["HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"])
-def test_without_data_dir_and_offline_says_to_pass_data_dir(tmp_path, monkeypatch, variable):
+@pytest.mark.parametrize("data_dir", [m2kr.HUB_TABLES, "hf://datasets/org/m2kr-copy"])
+def test_a_hub_data_dir_offline_says_so_and_to_pass_data_dir(tmp_path, monkeypatch, variable, data_dir):
     for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
         monkeypatch.setenv(name, "1" if name == variable else "0")
     monkeypatch.setattr(m2kr.datasets.config, "HF_HUB_OFFLINE", False)
-    builder = m2kr.M2kr(config_name="challenge_answers", cache_dir=str(tmp_path))
+    builder = m2kr.M2kr(config_name="challenge_answers", data_dir=data_dir, cache_dir=str(tmp_path))
     message = (
-        f"No data_dir given, so the tables would come from {m2kr.HUB_TABLES}, but the Hub is offline here "
-        "(HF_HUB_OFFLINE or HF_DATASETS_OFFLINE); pass data_dir= a local folder laid out like the Hub repos"
+        f"data_dir {data_dir} is on the Hub, but the Hub is offline here (HF_HUB_OFFLINE or HF_DATASETS_OFFLINE is "
+        "set); pass data_dir= (--data-dir) a local folder laid out like the Hub repos (<config>/train-*.parquet, "
+        "and the archives in images/ or beside them)."
     )
-    with pytest.raises(m2kr.M2krDataError, match=re.escape(message)):
+    with pytest.raises(m2kr.M2krDataError, match=f"^{re.escape(message)}$"):
         builder.download_and_prepare()
 
 
@@ -279,6 +306,48 @@ def test_an_edit_with_the_mtime_restored_is_noticed(data_dir, tmp_path):
     write_rows(data_dir, "challenge_answers", rows[:29])
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert _answer_count(data_dir, tmp_path) == 29
+
+
+def _write_plain(data_dir, rows):
+    """Uncompressed, without dictionaries or statistics: a same-length value keeps the file's size."""
+    table = pa.Table.from_pylist(rows, schema=m2kr.SOURCE_SCHEMAS["challenge_answers"])
+    options = {"compression": "none", "use_dictionary": False, "write_statistics": False}
+    pq.write_table(table, data_dir / "challenge_answers" / FILE, **options)
+
+
+def _stat_key(path) -> tuple:
+    state = os.stat(path)
+    return state.st_size, state.st_mtime_ns, state.st_ctime_ns, state.st_ino
+
+
+def _positives(data_dir, tmp_path, question_id: str) -> list:
+    answers = m2kr.load("challenge_answers", data_dir=str(data_dir), cache_dir=str(tmp_path / "c"))
+    return [row["pos_item_ids"] for row in answers if row["question_id"] == question_id]
+
+
+def test_an_edit_that_leaves_size_times_and_inode_alone_is_noticed(data_dir, tmp_path, ctime_follows_mtime):
+    ctime_follows_mtime.append(data_dir)
+    path, rows = data_dir / "challenge_answers" / FILE, source_rows("challenge_answers")
+    _write_plain(data_dir, rows)
+    before, stat_before = os.stat(path), _stat_key(path)
+    assert _positives(data_dir, tmp_path, "4100") == [["Q5247669"]]
+    rows[0]["pos_item_ids"] = ["Q8839601"]  # another passage, an id of the same length
+    _write_plain(data_dir, rows)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert _stat_key(path) == stat_before  # nothing a key on metadata would see
+    assert _positives(data_dir, tmp_path, "4100") == [["Q8839601"]]
+
+
+def test_an_unchanged_folder_hits_the_cache_even_when_touched(data_dir, tmp_path, monkeypatch):
+    prepared = []
+    split_generators = m2kr.M2kr._split_generators
+    monkeypatch.setattr(
+        m2kr.M2kr, "_split_generators", lambda self, dl: prepared.append(self.config.name) or split_generators(self, dl)
+    )
+    assert _positives(data_dir, tmp_path, "4100") == [["Q5247669"]]
+    os.utime(data_dir / "challenge_answers" / FILE)  # new times, same bytes
+    assert _positives(data_dir, tmp_path, "4100") == [["Q5247669"]]
+    assert prepared == ["challenge_answers"]  # prepared once: the second load read datasets' cache
 
 
 def test_moving_the_archives_changes_the_cache_key(data_dir):

@@ -176,6 +176,41 @@ def test_an_edit_with_the_mtime_restored_is_noticed(data_dir, tmp_path):
     assert prepare("queries", data_dir)[0]["query"] == "表面的老垢用啥清洗剂洗"
 
 
+def _grade_count(data_dir, grade: str) -> int:
+    qrels = prepare("qrels", data_dir)
+    return sum(item["final_grade"] == grade for row in qrels for item in row["items"])
+
+
+def _stat_key(path) -> tuple:
+    state = os.stat(path)
+    return state.st_size, state.st_mtime_ns, state.st_ctime_ns, state.st_ino
+
+
+def test_an_edit_that_leaves_size_times_and_inode_alone_is_noticed(data_dir, ctime_follows_mtime):
+    ctime_follows_mtime.append(data_dir)
+    path = data_dir / "mipr_annotation.jsonl"
+    before, stat_before = os.stat(path), _stat_key(path)
+    assert _grade_count(data_dir, "L1") == 74
+    path.write_bytes(path.read_bytes().replace(b'"N2"', b'"L1"'))  # 27 N2 judgments become L1, same size
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert _stat_key(path) == stat_before  # nothing a key on metadata would see
+    assert _grade_count(data_dir, "L1") == 101
+
+
+def test_an_unchanged_folder_hits_the_cache_even_when_touched(data_dir, monkeypatch):
+    prepared = []
+    split_generators = mipr.Mipr._split_generators
+    monkeypatch.setattr(
+        mipr.Mipr, "_split_generators", lambda self, dl: prepared.append(self.config.name) or split_generators(self, dl)
+    )
+    assert _grade_count(data_dir, "L1") == 74
+    assert prepared == ["qrels"]
+    assert _grade_count(data_dir, "L1") == 74
+    os.utime(data_dir / "mipr_annotation.jsonl")  # new times, same bytes
+    assert _grade_count(data_dir, "L1") == 74
+    assert prepared == ["qrels"]  # prepared once: the later loads read datasets' cache
+
+
 def test_the_given_hash_is_kept_in_the_key(data_dir, tmp_path):
     one = mipr.Mipr(config_name="qrels", data_dir=str(data_dir), cache_dir=str(tmp_path), hash="one")
     two = mipr.Mipr(config_name="qrels", data_dir=str(data_dir), cache_dir=str(tmp_path), hash="two")
