@@ -26,6 +26,7 @@ or as a loading script on ``datasets`` < 4.0, with ``m2kr_archive.py`` in the sa
 """
 
 import glob
+import errno
 import hashlib
 import json
 import logging
@@ -93,7 +94,7 @@ ARCHIVES = {
     "challenge_passage": ("Web_Image.zip.001", "Web_Image.zip.002", "Web_Image.zip.003"),
 }
 IMAGE_NAME_FIELDS = {"challenge_data": "img_path", "challenge_passage": "page_screenshot"}
-_HASH_CHUNK = 1 << 23
+_HASH_CHUNK = 1 << 20
 
 
 _STRING = datasets.Value("string")
@@ -176,6 +177,22 @@ class M2kr(datasets.ArrowBasedBuilder):
             description=_DESCRIPTION, features=FEATURES[self.config.name], citation=_CITATION, license=_LICENSE
         )
 
+    def download_and_prepare(self, *args, **kwargs):
+        """datasets' preparation; a full disk under the cache is said in words, naming the cache folder."""
+        try:
+            super().download_and_prepare(*args, **kwargs)
+        except Exception as err:
+            full = _disk_full(err)
+            if not full:
+                raise
+            # datasets wraps it in "An error occurred while generating the dataset", which names neither.
+            raise OSError(
+                full.errno,
+                f"No space left in the datasets cache {self._cache_dir_root} ({full.strerror}) while writing "
+                f"{self.config.name}: free space there, or point HF_DATASETS_CACHE (or cache_dir=) at a folder on a "
+                "disk with room.",
+            ) from err
+
     def _split_generators(self, dl_manager):
         # Validation runs here, not in _generate_tables: datasets would wrap its errors in DatasetGenerationError.
         tables_base = tables_source(self.config.data_dir)
@@ -186,8 +203,15 @@ class M2kr(datasets.ArrowBasedBuilder):
         paths = dl_manager.download(urls)
         opener = partial(xopen, mode="rb", download_config=dl_manager.download_config)
         table = read_config(name, {config: (paths[config], urls[config]) for config in names}, opener)
+        if not table.num_rows:  # datasets would only say 'Instruction "train" corresponds to no data!'
+            raise M2krDataError(
+                f"{', '.join(urls[name])}: no rows. An M2KR {name} table has at least one; the file was written "
+                "empty or cut short."
+            )
         if name in ARCHIVES and not self.config.check_images:
-            logger.warning("%s: check_images=False, so no archive is read and the image column is empty.", name)
+            logger.warning(
+                "%s: check_images=False (--no-check-images), so no archive is read and the image column is empty.", name
+            )
             table = table.append_column("image", pa.nulls(table.num_rows, _IMAGE_STORAGE))
         elif name in ARCHIVES:
             parts = dl_manager.download(find_archives(name, self.config.data_dir, self.config.images_dir))
@@ -228,23 +252,36 @@ def archive_folders(data_dir: Optional[str], images_dir: Optional[str]) -> list:
 
 
 def find_archives(config: str, data_dir: Optional[str], images_dir: Optional[str]) -> list:
-    """The parts of a config's archive, all from the first folder holding every one of them."""
+    """The parts of a config's archive, all from the first folder holding every one of them; a warning names the
+    other folders that hold them too (a stale copy is easy to miss)."""
     folders = archive_folders(data_dir, images_dir)
-    looked = []
+    if "://" in folders[0]:
+        return [_join(folders[0], part) for part in ARCHIVES[config]]  # the download manager names a missing file
+    found, looked = [], []
     for folder in folders:
-        parts = [_join(folder, part) for part in ARCHIVES[config]]
-        if "://" in folder:
-            return parts  # the download manager names a missing remote file
-        missing = [part for part in parts if not os.path.isfile(part)]
-        if not missing:
-            check_reference_safe(parts)
-            return parts
-        looked.append(f"{folder}/ (missing {', '.join(os.path.basename(part) for part in missing)})")
+        missing = [part for part in ARCHIVES[config] if not os.path.isfile(_join(folder, part))]
+        if missing:
+            looked.append(f"{folder}/ (missing {', '.join(missing)})")
+        else:
+            found.append(folder)
     them = "them" if len(ARCHIVES[config]) > 1 else "it"
-    raise FileNotFoundError(
-        f"{config}: archive {', '.join(ARCHIVES[config])} not found together in one folder; looked in "
-        f"{' and '.join(looked)}; pass images_dir= the folder that holds {them}."
-    )
+    if not found:
+        raise FileNotFoundError(
+            f"{config}: archive {', '.join(ARCHIVES[config])} not found together in one folder; looked in "
+            f"{' and '.join(looked)}; pass images_dir= (--images-dir) the folder that holds {them}."
+        )
+    if len(found) > 1:
+        logger.warning(
+            "%s: %s is in both %s/ and %s/; reading %s/ (tried first). Pass images_dir= (--images-dir) the folder "
+            "to read, or remove the stale copy.",
+            config,
+            ", ".join(ARCHIVES[config]),
+            *found,
+            found[0],
+        )
+    parts = [_join(found[0], part) for part in ARCHIVES[config]]
+    check_reference_safe(parts)
+    return parts
 
 
 def check_reference_safe(parts):
@@ -310,15 +347,17 @@ def add_images(table: pa.Table, config: str, parts, storage_options=None) -> pa.
     fs = fsspec.filesystem(fsspec.core.split_protocol(parts[0])[0] or "file", **(storage_options or {}))
     with open_parts(fs, [fs._strip_protocol(part) for part in parts]) as virtual:
         archive = open_zip(virtual, parts)
-        resolved = _resolve_images(table, config, [info.filename for info in archive.infolist() if not info.is_dir()])
+        label = parts[0] if len(parts) == 1 else f"{parts[0]} (+{len(parts) - 1} parts)"
+        resolved = _resolve_images(
+            table, config, [info.filename for info in archive.infolist() if not info.is_dir()], label
+        )
         if "://" not in parts[0]:  # a small read per member: cheap on disk, a request each over HTTP
-            label = parts[0] if len(parts) == 1 else f"{parts[0]} (+{len(parts) - 1} parts)"
             check_local_headers(virtual, archive, dict.fromkeys(resolved), label)
     references = pa.array([archive_url(member, parts) for member in resolved], pa.string())
     return table.append_column("image", _image_column(references))
 
 
-def _resolve_images(table: pa.Table, config: str, members) -> list:
+def _resolve_images(table: pa.Table, config: str, members, label: str) -> list:
     resolve = member_resolver(members)
     names = table[IMAGE_NAME_FIELDS[config]].to_pylist()
     resolved, problems = [], []
@@ -328,9 +367,7 @@ def _resolve_images(table: pa.Table, config: str, members) -> list:
         if problem:
             problems.append(f"{name} ({ID_FIELDS[config]} {row_id}: {problem})")
     if problems:
-        raise M2krDataError(
-            f"{config}: {len(problems)} image(s) not found in {', '.join(ARCHIVES[config])}: {'; '.join(problems)}."
-        )
+        raise M2krDataError(f"{config}: {len(problems)} image(s) not found in {label}: {'; '.join(problems)}.")
     return resolved
 
 
@@ -409,11 +446,7 @@ def _table_keys(pattern: str) -> list:
 def _content_key(path: str) -> str:
     if not stat.S_ISREG(os.stat(path).st_mode):
         return "not a regular file"  # never opened here (a pipe would wait for a writer); the reader says why
-    digest = xxhash.xxh3_128()
-    with open(path, "rb") as f:
-        while chunk := f.read(_HASH_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return _content_hash(path)
 
 
 def _archive_state(path: str):
@@ -434,6 +467,25 @@ def _remote_states(pattern: str) -> Optional[list]:
         return [sorted(fs.info(path).items()) for path in sorted(fs.glob(fs_pattern))]
     except Exception:  # noqa: BLE001 - an unreachable host: preparation, not the cache key, reports it
         return None
+
+
+def _content_hash(path: str) -> str:
+    """xxh3-128 of a file's bytes, read into one reused buffer (a copy per chunk costs more than the hash)."""
+    digest, buffer = xxhash.xxh3_128(), bytearray(_HASH_CHUNK)
+    view = memoryview(buffer)
+    with open(path, "rb", buffering=0) as f:
+        while size := f.readinto(buffer):
+            digest.update(view[:size])
+    return digest.hexdigest()
+
+
+def _disk_full(err: BaseException) -> Optional[OSError]:
+    """The "no space left" or "quota exceeded" error behind ``err``, if any."""
+    while err is not None:
+        if isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT):
+            return err
+        err = err.__cause__ or err.__context__
+    return None
 
 
 def _combined_hash(given: Optional[str], fingerprint: str) -> str:

@@ -19,6 +19,7 @@ or as a loading script on ``datasets`` < 4.0::
     load_dataset("path/to/mipr.py", "qrels", data_dir="path/to/mipr/data", trust_remote_code=True)
 """
 
+import errno
 import hashlib
 import json
 import logging
@@ -73,7 +74,7 @@ SAMPLE_DIR = _HERE / "data" / "mipr" if (_HERE / "data" / "mipr").is_dir() else 
 
 # Linear nDCG gains; every other grade, and an unjudged product, gains 0.
 GAINS = {"L1": 2, "L2": 1}
-_HASH_CHUNK = 1 << 23
+_HASH_CHUNK = 1 << 20
 
 _STRING = datasets.Value("string")
 FEATURES = {
@@ -142,6 +143,22 @@ class Mipr(datasets.ArrowBasedBuilder):
             citation=_CITATION,
             license=_LICENSE,
         )
+
+    def download_and_prepare(self, *args, **kwargs):
+        """datasets' preparation; a full disk under the cache is said in words, naming the cache folder."""
+        try:
+            super().download_and_prepare(*args, **kwargs)
+        except Exception as err:
+            full = _disk_full(err)
+            if not full:
+                raise
+            # datasets wraps it in "An error occurred while generating the dataset", which names neither.
+            raise OSError(
+                full.errno,
+                f"No space left in the datasets cache {self._cache_dir_root} ({full.strerror}) while writing "
+                f"{self.config.name}: free space there, or point HF_DATASETS_CACHE (or cache_dir=) at a folder on a "
+                "disk with room.",
+            ) from err
 
     def _split_generators(self, dl_manager):
         # Validation runs here, not in _generate_tables: datasets would wrap its errors in DatasetGenerationError.
@@ -297,11 +314,7 @@ def _table_key(path: str):
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return "not a regular file"  # never opened here (a pipe would wait for a writer); the reader says why
-        digest = xxhash.xxh3_128()
-        with open(path, "rb") as f:
-            while chunk := f.read(_HASH_CHUNK):
-                digest.update(chunk)
-        return digest.hexdigest()
+        return _content_hash(path)
     except FileNotFoundError:
         return None
 
@@ -331,6 +344,25 @@ def _hub_offline() -> bool:
     return any(flag in ("1", "ON", "YES", "TRUE") for flag in flags) or bool(
         getattr(datasets.config, "HF_HUB_OFFLINE", False)
     )
+
+
+def _content_hash(path: str) -> str:
+    """xxh3-128 of a file's bytes, read into one reused buffer (a copy per chunk costs more than the hash)."""
+    digest, buffer = xxhash.xxh3_128(), bytearray(_HASH_CHUNK)
+    view = memoryview(buffer)
+    with open(path, "rb", buffering=0) as f:
+        while size := f.readinto(buffer):
+            digest.update(view[:size])
+    return digest.hexdigest()
+
+
+def _disk_full(err: BaseException) -> Optional[OSError]:
+    """The "no space left" or "quota exceeded" error behind ``err``, if any."""
+    while err is not None:
+        if isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT):
+            return err
+        err = err.__cause__ or err.__context__
+    return None
 
 
 def _combined_hash(given: Optional[str], fingerprint: str) -> str:

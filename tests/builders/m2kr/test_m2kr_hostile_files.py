@@ -1,6 +1,7 @@
 """Hostile M2KR input: lying zip headers, parts swapped or replaced, flipped bytes, odd paths, archives in the
 card's images/ folder, stale caches, and no Hub. Every refusal is a named M2krDataError (or FileNotFoundError)."""
 
+import errno
 import io
 import logging
 import os
@@ -10,6 +11,7 @@ import struct
 import subprocess
 import zipfile
 
+import datasets
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -97,6 +99,34 @@ def test_a_replaced_middle_part_is_refused_at_build(data_dir, tmp_path):
     refused(data_dir, tmp_path, f"(in {second}), where the zip directory puts it: the parts are out of order")
 
 
+def test_the_last_two_parts_swapped_are_called_out_of_order(data_dir, tmp_path):
+    second, third = (data_dir / part for part in PASSAGE_PARTS[1:])
+    two, three = second.read_bytes(), third.read_bytes()
+    second.write_bytes(three)
+    third.write_bytes(two)
+    first = data_dir / PASSAGE_PARTS[0]
+    message = (
+        f"Archive parts look out of order: {second} ends with the zip end record, which only the last part ({third}) "
+        f"holds; the parts as found: {first} (29,723 bytes), {second} (29,722 bytes), {third} (29,723 bytes). Give "
+        "each part back the name it was split with."
+    )
+    refused(data_dir, tmp_path, message)
+
+
+def test_a_fake_end_record_in_the_zip_comment_is_refused(data_dir, tmp_path):
+    path = data_dir / "query_images.zip"
+    data = path.read_bytes()
+    assert data[-22:-18] == b"PK\x05\x06" and data[-2:] == b"\0\0"  # the end record, no comment yet
+    fake = b"PK\x05\x06" + bytes(18)  # an end record listing no members, at the very end
+    path.write_bytes(data[:-2] + struct.pack("<H", len(fake)) + fake)
+    assert zipfile.ZipFile(path).infolist() == []  # what zipfile reads: an empty archive
+    message = (
+        f"{path}: the zip end record read lists no members, yet {len(data):,} bytes precede it: it is not the "
+        "archive's own (a fake one in the archive comment?) or the archive is corrupt; refusing it."
+    )
+    refused(data_dir, tmp_path, message, "challenge_data")
+
+
 def _flip_data_byte(data_dir, compression):
     data = bytearray(joined_bytes(data_dir))
     archive = zipfile.ZipFile(io.BytesIO(bytes(data)))
@@ -177,10 +207,29 @@ def test_parts_spread_over_two_folders_are_refused_listing_both(data_dir, tmp_pa
     message = (
         "challenge_passage: archive Web_Image.zip.001, Web_Image.zip.002, Web_Image.zip.003 not found together in "
         f"one folder; looked in {data_dir / 'images'}/ (missing Web_Image.zip.001, Web_Image.zip.002) and "
-        f"{data_dir}/ (missing Web_Image.zip.003); pass images_dir= the folder that holds them."
+        f"{data_dir}/ (missing Web_Image.zip.003); pass images_dir= (--images-dir) the folder that holds them."
     )
     with pytest.raises(FileNotFoundError, match=re.escape(message)):
         prepare("challenge_passage", data_dir, tmp_path / "cache")
+
+
+def test_an_archive_in_both_folders_is_read_from_images_and_named(data_dir, tmp_path, caplog):
+    (data_dir / "images").mkdir()
+    stale = data_dir / "images" / "query_images.zip"
+    source = zipfile.ZipFile(data_dir / "query_images.zip")
+    stale.write_bytes(zip_bytes([(info.filename, source.read(info)) for info in source.infolist()[1:]]))
+    first = source_rows("challenge_data")[0]
+    message = (
+        f"challenge_data: 1 image(s) not found in {stale}: {first['img_path']} (question_id {first['question_id']}: "
+        "no such member)."
+    )
+    with caplog.at_level(logging.WARNING, logger="m2kr"):
+        refused(data_dir, tmp_path, message, "challenge_data")
+    assert (
+        f"challenge_data: query_images.zip is in both {data_dir / 'images'}/ and {data_dir}/; reading "
+        f"{data_dir / 'images'}/ (tried first). Pass images_dir= (--images-dir) the folder to read, or remove the "
+        "stale copy."
+    ) in caplog.text
 
 
 def test_check_images_false_reads_no_archive(data_dir, tmp_path, caplog):
@@ -192,7 +241,7 @@ def test_check_images_false_reads_no_archive(data_dir, tmp_path, caplog):
         )
     assert dataset.num_rows == 300 and dataset[0]["image"] is None
     assert dataset.features == m2kr.FEATURES["challenge_passage"]
-    assert "check_images=False, so no archive is read and the image column is empty" in caplog.text
+    assert "check_images=False (--no-check-images), so no archive is read and the image column is empty" in caplog.text
 
 
 # --- Parquet errors name the file ---------------------------------------------------------------------------------
@@ -210,6 +259,23 @@ def test_a_duplicate_across_files_names_both(data_dir, tmp_path):
     shutil.copy(data_dir / "challenge_answers" / FILE, data_dir / "challenge_answers" / second)
     message = f'challenge_answers/{second} row 0: duplicate id "4100" (first at challenge_answers/{FILE} row 0).'
     refused(data_dir, tmp_path, message, "challenge_answers")
+
+
+# --- a full disk ----------------------------------------------------------------------------------------------------
+
+
+def test_a_full_cache_disk_names_the_cache_folder(data_dir, tmp_path, monkeypatch):
+    def full(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(datasets.arrow_writer.ArrowWriter, "write_table", full)
+    message = (
+        f"[Errno 28] No space left in the datasets cache {tmp_path / 'cache'} (No space left on device) while writing "
+        "challenge_answers: free space there, or point HF_DATASETS_CACHE (or cache_dir=) at a folder on a disk with "
+        "room."
+    )
+    with pytest.raises(OSError, match=f"^{re.escape(message)}$"):
+        prepare("challenge_answers", data_dir, tmp_path / "cache")
 
 
 # --- one default config; one default source ----------------------------------------------------------------------

@@ -3,11 +3,13 @@
 Every refusal happens at preparation and names the file and the line (1-based) or the image file.
 """
 
+import errno
 import json
 import os
 import re
 import subprocess
 
+import datasets
 import pytest
 from _mipr_helpers import copy_sample
 from _mipr_helpers import edit_jsonl
@@ -142,6 +144,36 @@ def test_a_data_folder_with_a_chain_separator_is_refused(tmp_path):
 def test_a_data_folder_with_a_pipe_works(tmp_path):
     data_dir = copy_sample(tmp_path / "a|b")
     assert prepare("queries", data_dir)[0]["image"].size == (48, 48)
+
+
+# --- a full disk and the Hub offline ----------------------------------------------------------------------------
+
+
+def test_a_full_cache_disk_names_the_cache_folder(data_dir, monkeypatch):
+    def full(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(datasets.arrow_writer.ArrowWriter, "write_table", full)
+    message = (
+        f"[Errno 28] No space left in the datasets cache {data_dir.parent / 'cache'} (No space left on device) while "
+        "writing qrels: free space there, or point HF_DATASETS_CACHE (or cache_dir=) at a folder on a disk with room."
+    )
+    with pytest.raises(OSError, match=f"^{re.escape(message)}$"):
+        prepare("qrels", data_dir)
+
+
+@pytest.mark.parametrize("variable", ["HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"])
+def test_a_hub_data_dir_offline_says_so_and_to_pass_data_dir(tmp_path, monkeypatch, variable):
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.setenv(name, "1" if name == variable else "0")
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
+    message = (
+        "data_dir hf://datasets/org/mipr is on the Hub, but the Hub is offline here (HF_HUB_OFFLINE or "
+        "HF_DATASETS_OFFLINE is set); pass data_dir= (--data-dir) a local folder holding mipr_query.jsonl, "
+        "mipr_corpus.jsonl, mipr_annotation.jsonl and images/."
+    )
+    with pytest.raises(mipr.MiprDataError, match=f"^{re.escape(message)}$"):
+        mipr.load("qrels", data_dir="hf://datasets/org/mipr", cache_dir=str(tmp_path))
 
 
 # --- stale caches -----------------------------------------------------------------------------------------------
