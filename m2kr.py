@@ -31,6 +31,7 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import stat
 import sys
 from dataclasses import dataclass
@@ -95,6 +96,8 @@ ARCHIVES = {
 }
 IMAGE_NAME_FIELDS = {"challenge_data": "img_path", "challenge_passage": "page_screenshot"}
 _HASH_CHUNK = 1 << 20
+# Beside datasets' files in each cache entry: the key it was written under and its files' sizes.
+_ENTRY = "entry.json"
 
 
 _STRING = datasets.Value("string")
@@ -178,7 +181,10 @@ class M2kr(datasets.ArrowBasedBuilder):
         )
 
     def download_and_prepare(self, *args, **kwargs):
-        """datasets' preparation; a full disk under the cache is said in words, naming the cache folder."""
+        """datasets' preparation, reusing only an entry that vouches for itself; a full disk under the cache is said
+        in words, naming the cache folder."""
+        if not args and "output_dir" not in kwargs and not _vouched(self._output_dir, self.hash):
+            shutil.rmtree(self._output_dir)  # damaged, or another key's: datasets would trust it, so rebuild
         try:
             super().download_and_prepare(*args, **kwargs)
         except Exception as err:
@@ -192,6 +198,11 @@ class M2kr(datasets.ArrowBasedBuilder):
                 f"{self.config.name}: free space there, or point HF_DATASETS_CACHE (or cache_dir=) at a folder on a "
                 "disk with room.",
             ) from err
+
+    def _download_and_prepare(self, *args, **kwargs):
+        super()._download_and_prepare(*args, **kwargs)
+        # Here _output_dir is the incomplete folder, renamed into place with the rows once datasets is done.
+        _vouch(self._output_dir, self.hash)
 
     def _split_generators(self, dl_manager):
         # Validation runs here, not in _generate_tables: datasets would wrap its errors in DatasetGenerationError.
@@ -477,6 +488,30 @@ def _content_hash(path: str) -> str:
         while size := f.readinto(buffer):
             digest.update(view[:size])
     return digest.hexdigest()
+
+
+def _vouched(folder: str, key: str) -> bool:
+    """Whether a local cache entry may be reused: absent, or its manifest names ``key`` and the sizes of its files."""
+    if "://" in folder or not os.path.isdir(folder):
+        return True
+    try:
+        with open(os.path.join(folder, _ENTRY), encoding="utf-8") as f:
+            manifest = json.load(f)
+        files = manifest["files"]
+        return manifest["key"] == key and all(os.path.getsize(os.path.join(folder, n)) == files[n] for n in files)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _vouch(folder: str, key: str):
+    """Write the manifest of a local cache entry: its key and the size of each Arrow file."""
+    if "://" in folder:
+        return
+    files = {
+        name: os.path.getsize(os.path.join(folder, name)) for name in os.listdir(folder) if name.endswith(".arrow")
+    }
+    with open(os.path.join(folder, _ENTRY), "w", encoding="utf-8") as f:
+        json.dump({"key": key, "files": files}, f)
 
 
 def _disk_full(err: BaseException) -> Optional[OSError]:

@@ -3,6 +3,7 @@ card's images/ folder, stale caches, and no Hub. Every refusal is a named M2krDa
 
 import errno
 import io
+import json
 import logging
 import os
 import re
@@ -414,6 +415,14 @@ def test_an_unchanged_folder_hits_the_cache_even_when_touched(data_dir, tmp_path
     os.utime(data_dir / "challenge_answers" / FILE)  # new times, same bytes
     assert _positives(data_dir, tmp_path, "4100") == [["Q5247669"]]
     assert prepared == ["challenge_answers"]  # prepared once: the second load read datasets' cache
+
+
+def test_a_damaged_entry_is_rebuilt(data_dir, tmp_path):
+    assert _positives(data_dir, tmp_path, "4100") == [["Q5247669"]]
+    (arrow,) = (tmp_path / "c").rglob("*.arrow")
+    arrow.write_bytes(arrow.read_bytes()[:-100])
+    assert _positives(data_dir, tmp_path, "4100") == [["Q5247669"]]
+    assert arrow.stat().st_size == json.loads((arrow.parent / "entry.json").read_text())["files"][arrow.name]
 
 
 def test_moving_the_archives_changes_the_cache_key(data_dir):

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import subprocess
+from pathlib import Path
 
 import datasets
 import pytest
@@ -241,6 +242,34 @@ def test_an_unchanged_folder_hits_the_cache_even_when_touched(data_dir, monkeypa
     os.utime(data_dir / "mipr_annotation.jsonl")  # new times, same bytes
     assert _grade_count(data_dir, "L1") == 74
     assert prepared == ["qrels"]  # prepared once: the later loads read datasets' cache
+
+
+def _entry(data_dir) -> Path:
+    """The one cache entry under ``prepare``'s cache folder."""
+    (manifest,) = (data_dir.parent / "cache").rglob("entry.json")
+    return manifest.parent
+
+
+@pytest.mark.parametrize("damage", ["truncated", "foreign", "no manifest"])
+def test_a_damaged_or_foreign_entry_is_rebuilt(data_dir, monkeypatch, damage):
+    assert _grade_count(data_dir, "L1") == 74
+    entry = _entry(data_dir)
+    (arrow,) = entry.glob("*.arrow")
+    if damage == "truncated":
+        arrow.write_bytes(arrow.read_bytes()[:-100])
+    elif damage == "foreign":  # an entry written under another key, copied here
+        manifest = json.loads((entry / "entry.json").read_text())
+        (entry / "entry.json").write_text(json.dumps({**manifest, "key": "0123456789abcdef"}))
+    else:
+        (entry / "entry.json").unlink()
+    prepared = []
+    split_generators = mipr.Mipr._split_generators
+    monkeypatch.setattr(
+        mipr.Mipr, "_split_generators", lambda self, dl: prepared.append(self.config.name) or split_generators(self, dl)
+    )
+    assert _grade_count(data_dir, "L1") == 74
+    assert prepared == ["qrels"]
+    assert json.loads((entry / "entry.json").read_text())["key"] == entry.name
 
 
 def test_the_given_hash_is_kept_in_the_key(data_dir, tmp_path):
