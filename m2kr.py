@@ -1,6 +1,6 @@
 """M2KR-WWW2025-Challenge: image(+text) to document retrieval, as a Hugging Face `datasets` builder.
 
-Reads the layout of the Hub repos (a local folder, a base URL, or by default the Hub itself)::
+Reads the layout of the Hub repos (a local folder, a base URL, or the Hub itself: ``data_dir=m2kr.HUB_TABLES``)::
 
     challenge_data/train-*.parquet  challenge_passage/train-*.parquet  challenge_answers/train-*.parquet
     [images/]query_images.zip  [images/]Web_Image.zip.001  .002  .003
@@ -26,10 +26,13 @@ or as a loading script on ``datasets`` < 4.0, with ``m2kr_archive.py`` in the sa
 """
 
 import glob
+import errno
 import hashlib
 import json
 import logging
 import os
+import shutil
+import stat
 import sys
 from dataclasses import dataclass
 from functools import partial
@@ -39,6 +42,7 @@ from typing import Optional
 import datasets
 import fsspec
 import pyarrow as pa
+import xxhash
 from datasets.utils.file_utils import xopen
 
 # The format's rules (m2kr_format: also this builder's names, m2kr.M2krDataError, ...) and the split-zip file system
@@ -95,6 +99,9 @@ ARCHIVES = {
     "challenge_passage": ("Web_Image.zip.001", "Web_Image.zip.002", "Web_Image.zip.003"),
 }
 IMAGE_NAME_FIELDS = {"challenge_data": "img_path", "challenge_passage": "page_screenshot"}
+_HASH_CHUNK = 1 << 20
+# Beside datasets' files in each cache entry: the key it was written under and its files' sizes.
+_ENTRY = "entry.json"
 
 
 _STRING = datasets.Value("string")
@@ -134,7 +141,8 @@ class M2krConfig(datasets.BuilderConfig):
 class M2kr(datasets.ArrowBasedBuilder):
     """Builder for the M2KR challenge queries, passages and ground truth.
 
-    ``data_dir``: the folder or URL holding the tables and archives; without it, the two Hub repos.
+    ``data_dir``: the folder or URL holding the tables and archives; ``HUB_TABLES`` for the two Hub repos; without
+    it, the bundled sample (as ``load()``), and a warning says so.
     """
 
     BUILDER_CONFIG_CLASS = M2krConfig
@@ -151,7 +159,10 @@ class M2kr(datasets.ArrowBasedBuilder):
     def __init__(self, *args, hash: Optional[str] = None, **kwargs):
         # datasets keys its cache on ``hash`` (3.6: the script's code; 4+: None unless given) and would return old
         # rows after the data changed: fold a fingerprint of the sources into it, however the builder is called.
-        fingerprint = cache_hash(kwargs.get("data_dir"), kwargs.get("images_dir"))
+        if not kwargs.get("data_dir") and SAMPLE_DIR.is_dir():  # a datasets 3.6 script's copy has no sample beside it
+            logger.warning("No data_dir given: loading the bundled M2KR sample %s, not the benchmark.", SAMPLE_DIR)
+            kwargs["data_dir"] = str(SAMPLE_DIR)
+        fingerprint = cache_hash(kwargs.get("data_dir"), kwargs.get("images_dir"), kwargs.get("config_name"))
         super().__init__(*args, hash=_combined_hash(hash, fingerprint), **kwargs)
 
     @classmethod
@@ -172,6 +183,30 @@ class M2kr(datasets.ArrowBasedBuilder):
             description=_DESCRIPTION, features=FEATURES[self.config.name], citation=_CITATION, license=_LICENSE
         )
 
+    def download_and_prepare(self, *args, **kwargs):
+        """datasets' preparation, reusing only an entry that vouches for itself; a full disk under the cache is said
+        in words, naming the cache folder."""
+        if not args and "output_dir" not in kwargs and not _vouched(self._output_dir, self.hash):
+            shutil.rmtree(self._output_dir)  # damaged, or another key's: datasets would trust it, so rebuild
+        try:
+            super().download_and_prepare(*args, **kwargs)
+        except Exception as err:
+            full = _disk_full(err)
+            if not full:
+                raise
+            # datasets wraps it in "An error occurred while generating the dataset", which names neither.
+            raise OSError(
+                full.errno,
+                f"No space left in the datasets cache {self._cache_dir_root} ({full.strerror}) while writing "
+                f"{self.config.name}: free space there, or point HF_DATASETS_CACHE (or cache_dir=) at a folder on a "
+                "disk with room.",
+            ) from err
+
+    def _download_and_prepare(self, *args, **kwargs):
+        super()._download_and_prepare(*args, **kwargs)
+        # Here _output_dir is the incomplete folder, renamed into place with the rows once datasets is done.
+        _vouch(self._output_dir, self.hash)
+
     def _split_generators(self, dl_manager):
         # Validation runs here, not in _generate_tables: datasets would wrap its errors in DatasetGenerationError.
         tables_base = tables_source(self.config.data_dir)
@@ -182,8 +217,15 @@ class M2kr(datasets.ArrowBasedBuilder):
         paths = dl_manager.download(urls)
         opener = partial(xopen, mode="rb", download_config=dl_manager.download_config)
         table = read_config(name, {config: (paths[config], urls[config]) for config in names}, opener)
+        if not table.num_rows:  # datasets would only say 'Instruction "train" corresponds to no data!'
+            raise M2krDataError(
+                f"{', '.join(urls[name])}: no rows. An M2KR {name} table has at least one; the file was written "
+                "empty or cut short."
+            )
         if name in ARCHIVES and not self.config.check_images:
-            logger.warning("%s: check_images=False, so no archive is read and the image column is empty.", name)
+            logger.warning(
+                "%s: check_images=False (--no-check-images), so no archive is read and the image column is empty.", name
+            )
             table = table.append_column("image", pa.nulls(table.num_rows, _IMAGE_STORAGE))
         elif name in ARCHIVES:
             parts = dl_manager.download(find_archives(name, self.config.data_dir, self.config.images_dir))
@@ -197,9 +239,13 @@ class M2kr(datasets.ArrowBasedBuilder):
 
 
 def tables_source(data_dir: Optional[str]) -> str:
-    """Where the tables are: ``data_dir``, or the Hub repo."""
+    """Where the tables are: ``data_dir`` (``HUB_TABLES`` for the Hub)."""
     if not data_dir:
-        return HUB_TABLES
+        raise M2krDataError(
+            "No data_dir given, and no bundled sample beside this script: pass data_dir= a local folder laid out "
+            f"like the Hub repos (<config>/{SPLIT}-*.parquet, and the archives in images/ or beside them), or "
+            f"data_dir={HUB_TABLES!r} to read the Hub."
+        )
     data_dir = _absolute(str(data_dir))
     if "::" in data_dir and "://" not in data_dir:
         # datasets and fsspec read "::" as a chain of URLs, so no file under it could be opened.
@@ -211,32 +257,45 @@ def archive_folders(data_dir: Optional[str], images_dir: Optional[str]) -> list:
     """The folders that may hold the archives, in the order they are tried."""
     if images_dir:
         return [_absolute(str(images_dir))]
-    if not data_dir:
-        return [HUB_IMAGES]
     data_dir = _absolute(str(data_dir))
+    if data_dir.rstrip("/") == HUB_TABLES:
+        return [HUB_IMAGES]  # the Hub keeps the archives in a repo of their own
     if "://" in data_dir:
         return [data_dir]  # a remote folder cannot be searched cheaply: the archives sit beside the tables
     return [os.path.join(data_dir, "images"), data_dir]
 
 
 def find_archives(config: str, data_dir: Optional[str], images_dir: Optional[str]) -> list:
-    """The parts of a config's archive, all from the first folder holding every one of them."""
+    """The parts of a config's archive, all from the first folder holding every one of them; a warning names the
+    other folders that hold them too (a stale copy is easy to miss)."""
     folders = archive_folders(data_dir, images_dir)
-    looked = []
+    if "://" in folders[0]:
+        return [_join(folders[0], part) for part in ARCHIVES[config]]  # the download manager names a missing file
+    found, looked = [], []
     for folder in folders:
-        parts = [_join(folder, part) for part in ARCHIVES[config]]
-        if "://" in folder:
-            return parts  # the download manager names a missing remote file
-        missing = [part for part in parts if not os.path.isfile(part)]
-        if not missing:
-            check_reference_safe(parts)
-            return parts
-        looked.append(f"{folder}/ (missing {', '.join(os.path.basename(part) for part in missing)})")
+        missing = [part for part in ARCHIVES[config] if not os.path.isfile(_join(folder, part))]
+        if missing:
+            looked.append(f"{folder}/ (missing {', '.join(missing)})")
+        else:
+            found.append(folder)
     them = "them" if len(ARCHIVES[config]) > 1 else "it"
-    raise FileNotFoundError(
-        f"{config}: archive {', '.join(ARCHIVES[config])} not found together in one folder; looked in "
-        f"{' and '.join(looked)}; pass images_dir= the folder that holds {them}."
-    )
+    if not found:
+        raise FileNotFoundError(
+            f"{config}: archive {', '.join(ARCHIVES[config])} not found together in one folder; looked in "
+            f"{' and '.join(looked)}; pass images_dir= (--images-dir) the folder that holds {them}."
+        )
+    if len(found) > 1:
+        logger.warning(
+            "%s: %s is in both %s/ and %s/; reading %s/ (tried first). Pass images_dir= (--images-dir) the folder "
+            "to read, or remove the stale copy.",
+            config,
+            ", ".join(ARCHIVES[config]),
+            *found,
+            found[0],
+        )
+    parts = [_join(found[0], part) for part in ARCHIVES[config]]
+    check_reference_safe(parts)
+    return parts
 
 
 def check_reference_safe(parts):
@@ -266,7 +325,7 @@ def list_tables(base: str, config: str, storage_options=None) -> list:
     pattern = _join(base, f"{config}/{SPLIT}-*.parquet")
     on_hub = base.startswith("hf://")
     if on_hub and _hub_offline():
-        raise M2krDataError(_hub_help(base, "the Hub is offline here (HF_HUB_OFFLINE or HF_DATASETS_OFFLINE)"))
+        raise M2krDataError(_hub_help(base, "the Hub is offline here (HF_HUB_OFFLINE or HF_DATASETS_OFFLINE is set)"))
     try:
         fs, fs_pattern = fsspec.core.url_to_fs(pattern, **_options_for(pattern, storage_options or {}))
         found = sorted(fs.glob(fs_pattern))
@@ -282,8 +341,8 @@ def list_tables(base: str, config: str, storage_options=None) -> list:
 
 def _hub_help(base: str, problem: str) -> str:
     return (
-        f"No data_dir given, so the tables would come from {base}, but {problem}; pass data_dir= a local folder "
-        "laid out like the Hub repos (<config>/train-*.parquet, and the archives in images/ or beside them)."
+        f"data_dir {base} is on the Hub, but {problem}; pass data_dir= (--data-dir) a local folder laid out like "
+        f"the Hub repos (<config>/{SPLIT}-*.parquet, and the archives in images/ or beside them)."
     )
 
 
@@ -302,15 +361,17 @@ def add_images(table: pa.Table, config: str, parts, storage_options=None) -> pa.
     fs = fsspec.filesystem(fsspec.core.split_protocol(parts[0])[0] or "file", **(storage_options or {}))
     with open_parts(fs, [fs._strip_protocol(part) for part in parts]) as virtual:
         archive = open_zip(virtual, parts)
-        resolved = _resolve_images(table, config, [info.filename for info in archive.infolist() if not info.is_dir()])
+        label = parts[0] if len(parts) == 1 else f"{parts[0]} (+{len(parts) - 1} parts)"
+        resolved = _resolve_images(
+            table, config, [info.filename for info in archive.infolist() if not info.is_dir()], label
+        )
         if "://" not in parts[0]:  # a small read per member: cheap on disk, a request each over HTTP
-            label = parts[0] if len(parts) == 1 else f"{parts[0]} (+{len(parts) - 1} parts)"
             check_local_headers(virtual, archive, dict.fromkeys(resolved), label)
     references = pa.array([archive_url(member, parts) for member in resolved], pa.string())
     return table.append_column("image", _image_column(references))
 
 
-def _resolve_images(table: pa.Table, config: str, members) -> list:
+def _resolve_images(table: pa.Table, config: str, members, label: str) -> list:
     resolve = member_resolver(members)
     names = table[IMAGE_NAME_FIELDS[config]].to_pylist()
     resolved, problems = [], []
@@ -320,9 +381,7 @@ def _resolve_images(table: pa.Table, config: str, members) -> list:
         if problem:
             problems.append(f"{name} ({ID_FIELDS[config]} {row_id}: {problem})")
     if problems:
-        raise M2krDataError(
-            f"{config}: {len(problems)} image(s) not found in {', '.join(ARCHIVES[config])}: {'; '.join(problems)}."
-        )
+        raise M2krDataError(f"{config}: {len(problems)} image(s) not found in {label}: {'; '.join(problems)}.")
     return resolved
 
 
@@ -364,34 +423,107 @@ def source_files(config_name: str, data_dir: str, images_dir: Optional[str] = No
     return paths + (find_archives(config_name, data_dir, images_dir) if config_name in ARCHIVES else [])
 
 
-def cache_hash(data_dir: Optional[str], images_dir: Optional[str] = None) -> str:
-    """Hash of this builder's source and of the data files' metadata, so a change to either rebuilds the cache.
+def cache_hash(data_dir: Optional[str], images_dir: Optional[str] = None, config_name: Optional[str] = None) -> str:
+    """Hash of this builder's source and of the sources config ``config_name`` (default: challenge_data) reads.
 
-    The source is this file and m2kr_archive.py. Without ``data_dir`` (the Hub) only the source counts: nothing is
-    fetched to build a cache key. Local files give size, mtime_ns, ctime_ns and inode: an edit that restores the
-    mtime still changes the ctime.
+    The source is this file, m2kr_archive.py and m2kr_format.py. Each local table counts by its bytes (xxh3-128):
+    an edit is seen whatever the file system does with times. The archives (about 121 GB) count by size, times and
+    inode in every folder they are looked for in: reading them on every load is out of the question, rows hold
+    references to their members rather than bytes, and preparation checks each referenced member's header. A
+    remote file counts by what its host says of it (the Hub: its blob id), or not at all when the host cannot be
+    reached: preparation then says why.
     """
+    config_name = config_name or M2kr.DEFAULT_CONFIG_NAME
     digest = hashlib.sha256()
     # The modules as imported: beside this file, or their copies in datasets' modules cache.
     for source in (__file__, sys.modules[open_zip.__module__].__file__, sys.modules[read_table.__module__].__file__):
         digest.update(Path(source).read_bytes())
     if data_dir:
         data_dir = _absolute(str(data_dir))
-        files = [_join(data_dir, f"{config}/{SPLIT}-*.parquet") for config in CONFIG_NAMES]
+        tables = CONFIG_NAMES if config_name == "challenge_answers" else (config_name,)
+        for pattern in [_join(data_dir, f"{config}/{SPLIT}-*.parquet") for config in tables]:
+            digest.update(json.dumps([pattern, _table_keys(pattern)], default=str).encode())
         folders = archive_folders(data_dir, images_dir)
-        files += [_join(folder, part) for folder in folders for parts in ARCHIVES.values() for part in parts]
-        for pattern in files:
-            digest.update(json.dumps([pattern, _file_states(pattern)], default=str).encode())
+        for part in [_join(folder, part) for folder in folders for part in ARCHIVES.get(config_name, ())]:
+            digest.update(json.dumps([part, _archive_state(part)], default=str).encode())
     return digest.hexdigest()[:16]
 
 
-def _file_states(pattern: str) -> list:
-    if "://" not in pattern:
-        folder, name = os.path.split(pattern)
-        states = [os.stat(path) for path in sorted(glob.glob(os.path.join(glob.escape(folder), name)))]
-        return [[state.st_size, state.st_mtime_ns, state.st_ctime_ns, state.st_ino] for state in states]
-    fs, fs_pattern = fsspec.core.url_to_fs(pattern)
-    return [sorted(fs.info(path).items()) for path in sorted(fs.glob(fs_pattern))]
+def _table_keys(pattern: str) -> list:
+    """xxh3-128 of the bytes of each local table matching ``pattern``; remote tables' metadata."""
+    if "://" in pattern:
+        return _remote_states(pattern)
+    folder, name = os.path.split(pattern)
+    return [_content_key(path) for path in sorted(glob.glob(os.path.join(glob.escape(folder), name)))]
+
+
+def _content_key(path: str) -> str:
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        return "not a regular file"  # never opened here (a pipe would wait for a writer); the reader says why
+    return _content_hash(path)
+
+
+def _archive_state(path: str):
+    if "://" in path:
+        return _remote_states(path)
+    try:
+        state = os.stat(path)
+        return [state.st_size, state.st_mtime_ns, state.st_ctime_ns, state.st_ino]
+    except FileNotFoundError:
+        return None
+
+
+def _remote_states(pattern: str) -> Optional[list]:
+    if pattern.startswith("hf://") and _hub_offline():
+        return None  # asking would fail; preparation says that the Hub is offline
+    try:
+        fs, fs_pattern = fsspec.core.url_to_fs(pattern)
+        return [sorted(fs.info(path).items()) for path in sorted(fs.glob(fs_pattern))]
+    except Exception:  # noqa: BLE001 - an unreachable host: preparation, not the cache key, reports it
+        return None
+
+
+def _content_hash(path: str) -> str:
+    """xxh3-128 of a file's bytes, read into one reused buffer (a copy per chunk costs more than the hash)."""
+    digest, buffer = xxhash.xxh3_128(), bytearray(_HASH_CHUNK)
+    view = memoryview(buffer)
+    with open(path, "rb", buffering=0) as f:
+        while size := f.readinto(buffer):
+            digest.update(view[:size])
+    return digest.hexdigest()
+
+
+def _vouched(folder: str, key: str) -> bool:
+    """Whether a local cache entry may be reused: absent, or its manifest names ``key`` and the sizes of its files."""
+    if "://" in folder or not os.path.isdir(folder):
+        return True
+    try:
+        with open(os.path.join(folder, _ENTRY), encoding="utf-8") as f:
+            manifest = json.load(f)
+        files = manifest["files"]
+        return manifest["key"] == key and all(os.path.getsize(os.path.join(folder, n)) == files[n] for n in files)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _vouch(folder: str, key: str):
+    """Write the manifest of a local cache entry: its key and the size of each Arrow file."""
+    if "://" in folder:
+        return
+    files = {
+        name: os.path.getsize(os.path.join(folder, name)) for name in os.listdir(folder) if name.endswith(".arrow")
+    }
+    with open(os.path.join(folder, _ENTRY), "w", encoding="utf-8") as f:
+        json.dump({"key": key, "files": files}, f)
+
+
+def _disk_full(err: BaseException) -> Optional[OSError]:
+    """The "no space left" or "quota exceeded" error behind ``err``, if any."""
+    while err is not None:
+        if isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT):
+            return err
+        err = err.__cause__ or err.__context__
+    return None
 
 
 def _combined_hash(given: Optional[str], fingerprint: str) -> str:
@@ -409,18 +541,16 @@ def load(
 ):
     """Load one M2KR config as a Dataset (or IterableDataset with ``streaming=True``).
 
-    Without ``data_dir`` the small bundled sample (``data/m2kr/`` beside this file) is used, and a warning says so.
-    ``images_dir``: the archives' folder when not ``<data_dir>/images/`` or ``<data_dir>/``; ``check_images=False``
-    reads no archive and leaves the image column empty.
+    Without ``data_dir`` the small bundled sample (``data/m2kr/`` beside this file) is used, and a warning says so,
+    as by ``M2kr(...)``; ``data_dir=m2kr.HUB_TABLES`` reads the two Hub repos. ``images_dir``: the archives' folder
+    when not ``<data_dir>/images/`` or ``<data_dir>/``; ``check_images=False`` reads no archive and leaves the image
+    column empty.
     """
     if config_name not in CONFIG_NAMES:
         raise ValueError(f"Unknown M2KR config {config_name!r}; expected one of {', '.join(CONFIG_NAMES)}.")
-    if data_dir is None:
-        data_dir = str(SAMPLE_DIR)
-        logger.warning("No data_dir given: loading the bundled M2KR sample %s, not the benchmark.", data_dir)
     builder = M2kr(
         config_name=config_name,
-        data_dir=_absolute(str(data_dir)),
+        data_dir=_absolute(str(data_dir)) if data_dir else None,
         cache_dir=cache_dir,
         check_images=check_images,
         images_dir=images_dir,

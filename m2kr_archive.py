@@ -38,6 +38,8 @@ MAX_COMPRESSION_RATIO = 100
 
 PROTOCOL = "splitzip"
 _LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, (version .. sizes), name length, extra length
+_END_SIGNATURE = b"PK\x05\x06"
+_END_SIZE = 22  # the end record without its comment, which is at most 65,535 bytes
 _INFLATE_CHUNK = 1 << 20
 
 
@@ -136,9 +138,13 @@ def _open_part(fs, part: str):
 def open_zip(virtual: PartsFile, parts) -> zipfile.ZipFile:
     """Read the zip directory of the joined parts, checking that no part is truncated and every member."""
     sizes = virtual.sizes
+    label = parts[0] if len(parts) == 1 else f"{parts[0]} (+{len(parts) - 1} parts)"
     try:
         archive = zipfile.ZipFile(virtual)
     except zipfile.BadZipFile as err:
+        order = _order_problem(virtual, parts)
+        if order:
+            raise M2krDataError(order) from None
         if "not a zip file" in str(err):
             raise M2krDataError(
                 f"{parts[-1]}: no zip end record at its end: the part is truncated, or the parts "
@@ -148,11 +154,48 @@ def open_zip(virtual: PartsFile, parts) -> zipfile.ZipFile:
     # A byte-level split zip starts with its first member; zipfile shifts offsets by the bytes it finds missing.
     first = min((info.header_offset for info in archive.infolist()), default=0)
     if first != 0:
-        raise M2krDataError(f"{_suspect_part(parts, sizes)}: {abs(first):,} bytes missing or extra.")
-    label = parts[0] if len(parts) == 1 else f"{parts[0]} (+{len(parts) - 1} parts)"
+        order = _order_problem(virtual, parts)
+        raise M2krDataError(order or f"{_suspect_part(parts, sizes)}: {abs(first):,} bytes missing or extra.")
+    if not archive.infolist() and archive.start_dir:
+        # zipfile takes the last end record it finds, so one hidden in the real one's comment hides every member.
+        raise M2krDataError(
+            f"{label}: the zip end record read lists no members, yet {archive.start_dir:,} bytes precede it: it is "
+            "not the archive's own (a fake one in the archive comment?) or the archive is corrupt; refusing it."
+        )
     for info in archive.infolist():
         check_member(info, label)
     return archive
+
+
+def _end_records(tail: bytes) -> list:
+    """Where in ``tail`` a zip end record starts whose comment runs exactly to the end of ``tail``."""
+    found, at = [], tail.rfind(_END_SIGNATURE)
+    while at >= 0:
+        if at + _END_SIZE <= len(tail) and at + _END_SIZE + struct.unpack_from("<H", tail, at + 20)[0] == len(tail):
+            found.append(at)
+        at = tail.rfind(_END_SIGNATURE, 0, at)
+    return found
+
+
+def _tail(virtual: PartsFile, end: int) -> bytes:
+    """The bytes before ``end`` that may hold a zip end record and its comment."""
+    size = min(end, _END_SIZE + 0xFFFF)
+    return virtual.pread(end - size, size) if size else b""
+
+
+def _order_problem(virtual: PartsFile, parts):
+    """Parts out of order, if a part other than the last ends with the zip end record; else None."""
+    sizes, end = virtual.sizes, 0
+    for part, size in zip(parts[:-1], sizes[:-1]):
+        end += size
+        tail = _tail(virtual, end)
+        if _end_records(tail[len(tail) - min(size, len(tail)) :]):  # this part's own bytes
+            listed = ", ".join(f"{name} ({length:,} bytes)" for name, length in zip(parts, sizes))
+            return (
+                f"Archive parts look out of order: {part} ends with the zip end record, which only the last part "
+                f"({parts[-1]}) holds; the parts as found: {listed}. Give each part back the name it was split with."
+            )
+    return None
 
 
 def _suspect_part(parts, sizes) -> str:

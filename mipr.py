@@ -19,10 +19,13 @@ or as a loading script on ``datasets`` < 4.0::
     load_dataset("path/to/mipr.py", "qrels", data_dir="path/to/mipr/data", trust_remote_code=True)
 """
 
+import errno
 import hashlib
 import json
 import logging
 import os
+import shutil
+import stat
 import sys
 from dataclasses import dataclass
 from functools import partial
@@ -33,6 +36,7 @@ import datasets
 import fsspec
 import pyarrow as pa
 import pyarrow.compute as pc
+import xxhash
 from datasets.utils.file_utils import xopen
 
 # The format's rules live beside this file; the names below are also this builder's (mipr.MiprDataError, ...).
@@ -75,6 +79,9 @@ SAMPLE_DIR = _HERE / "data" / "mipr" if (_HERE / "data" / "mipr").is_dir() else 
 
 # Linear nDCG gains; every other grade, and an unjudged product, gains 0.
 GAINS = {"L1": 2, "L2": 1}
+_HASH_CHUNK = 1 << 20
+# Beside datasets' files in each cache entry: the key it was written under and its files' sizes.
+_ENTRY = "entry.json"
 
 _STRING = datasets.Value("string")
 FEATURES = {
@@ -118,7 +125,8 @@ class Mipr(datasets.ArrowBasedBuilder):
         # datasets keys its cache on ``hash`` (3.6: the script's code; 4+: None unless given) and would return old
         # rows after the data changed: fold a fingerprint of the sources into it, however the builder is called.
         data_dir = kwargs.get("data_dir")
-        fingerprint = cache_hash(_data_dir(data_dir)) if data_dir else cache_hash(None)
+        config_name = kwargs.get("config_name")
+        fingerprint = cache_hash(_data_dir(data_dir) if data_dir else None, config_name)
         super().__init__(*args, hash=_combined_hash(hash, fingerprint), **kwargs)
 
     @classmethod
@@ -142,12 +150,36 @@ class Mipr(datasets.ArrowBasedBuilder):
             license=_LICENSE,
         )
 
+    def download_and_prepare(self, *args, **kwargs):
+        """datasets' preparation, reusing only an entry that vouches for itself; a full disk under the cache is said
+        in words, naming the cache folder."""
+        if not args and "output_dir" not in kwargs and not _vouched(self._output_dir, self.hash):
+            shutil.rmtree(self._output_dir)  # damaged, or another key's: datasets would trust it, so rebuild
+        try:
+            super().download_and_prepare(*args, **kwargs)
+        except Exception as err:
+            full = _disk_full(err)
+            if not full:
+                raise
+            # datasets wraps it in "An error occurred while generating the dataset", which names neither.
+            raise OSError(
+                full.errno,
+                f"No space left in the datasets cache {self._cache_dir_root} ({full.strerror}) while writing "
+                f"{self.config.name}: free space there, or point HF_DATASETS_CACHE (or cache_dir=) at a folder on a "
+                "disk with room.",
+            ) from err
+
+    def _download_and_prepare(self, *args, **kwargs):
+        super()._download_and_prepare(*args, **kwargs)
+        # Here _output_dir is the incomplete folder, renamed into place with the rows once datasets is done.
+        _vouch(self._output_dir, self.hash)
+
     def _split_generators(self, dl_manager):
         # Validation runs here, not in _generate_tables: datasets would wrap its errors in DatasetGenerationError.
         base, name = _data_dir(self.config.data_dir), self.config.name
         names = ["qrels", "queries", "corpus"] if name == "qrels" else [name]
         # Errors name the source as the user gave it, not the download cache's copy.
-        paths = dl_manager.download({config: join_path(base, SOURCE_FILES[config]) for config in names})
+        paths = _download(dl_manager, {config: join_path(base, SOURCE_FILES[config]) for config in names}, base)
         download_config = dl_manager.download_config
         table = read_config(name, base, paths, partial(xopen, mode="rb", download_config=download_config))
         if name != "qrels":
@@ -176,6 +208,27 @@ def _data_dir(data_dir: Optional[str]) -> str:
         # datasets reads "::" in an image path as a chain of URLs, so every image access would fail.
         raise MiprDataError(f"data_dir {data_dir}: a local path must not contain '::'; move or link the folder.")
     return os.path.abspath(data_dir)
+
+
+def _download(dl_manager, urls: dict, base: str) -> dict:
+    """The download manager's copies of ``urls``; on the Hub, offline or unreachable is said in words."""
+    if not base.startswith("hf://"):
+        return dl_manager.download(urls)
+    if _hub_offline():
+        raise MiprDataError(_hub_help(base, "the Hub is offline here (HF_HUB_OFFLINE or HF_DATASETS_OFFLINE is set)"))
+    try:
+        return dl_manager.download(urls)
+    except FileNotFoundError:
+        raise
+    except Exception as err:  # noqa: BLE001 - any failure to reach the Hub gets the same advice
+        raise MiprDataError(_hub_help(base, f"the Hub cannot be reached ({type(err).__name__}: {err})")) from err
+
+
+def _hub_help(base: str, problem: str) -> str:
+    return (
+        f"data_dir {base} is on the Hub, but {problem}; pass data_dir= (--data-dir) a local folder holding "
+        "mipr_query.jsonl, mipr_corpus.jsonl, mipr_annotation.jsonl and images/."
+    )
 
 
 def check_images_exist(names: pa.ChunkedArray, image_dir: str, display: str, download_config=None, data_dir=None):
@@ -247,28 +300,107 @@ def source_files(config_name: str, data_dir: str) -> list:
     return paths
 
 
-def cache_hash(data_dir: Optional[str]) -> str:
-    """Hash of this builder's source and of the data files' metadata, so a change to either rebuilds the cache.
+def cache_hash(data_dir: Optional[str], config_name: Optional[str] = None) -> str:
+    """Hash of this builder's source and of the sources config ``config_name`` (default: qrels) reads.
 
-    Local files give size, mtime_ns, ctime_ns and inode: an edit that restores the mtime still changes the ctime,
-    and a file replaced by another changes the inode.
+    Each local table counts by its bytes (xxh3-128): an edit is seen whatever the file system does with times. An
+    image folder counts by its own size, times and inode, which change when a file is added, removed or renamed:
+    rows hold paths to the images, never their bytes, and reading every image on every load would cost more than
+    the load. A remote file counts by what its host says of it (size, ETag, time): keying it on content would mean
+    downloading it.
     """
+    config_name = config_name or Mipr.DEFAULT_CONFIG_NAME
     digest = hashlib.sha256(Path(__file__).read_bytes())
     digest.update(Path(sys.modules[read_table.__module__].__file__).read_bytes())  # the format's rules
-    for relative in [*SOURCE_FILES.values(), *IMAGE_DIRS.values()] if data_dir else []:
-        digest.update(json.dumps([relative, _file_state(join_path(data_dir, relative))], default=str).encode())
+    tables = CONFIG_NAMES if config_name == "qrels" else (config_name,)
+    for relative in [SOURCE_FILES[name] for name in tables] if data_dir else []:
+        digest.update(json.dumps([relative, _table_key(join_path(data_dir, relative))], default=str).encode())
+    if data_dir and config_name in IMAGE_DIRS:
+        folder = IMAGE_DIRS[config_name]
+        digest.update(json.dumps([folder, _folder_state(join_path(data_dir, folder))], default=str).encode())
     return digest.hexdigest()[:16]
 
 
-def _file_state(path: str):
+def _table_key(path: str):
+    """xxh3-128 of a local table's bytes; a remote table's metadata."""
+    if "://" in path:
+        return _remote_info(path)
     try:
-        if "://" not in path:
-            state = os.stat(path)
-            return [state.st_size, state.st_mtime_ns, state.st_ctime_ns, state.st_ino]
-        fs, fs_path = fsspec.core.url_to_fs(path)
-        return sorted(fs.info(fs_path).items())
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return "not a regular file"  # never opened here (a pipe would wait for a writer); the reader says why
+        return _content_hash(path)
     except FileNotFoundError:
         return None
+
+
+def _folder_state(path: str):
+    if "://" in path:
+        return _remote_info(path)
+    try:
+        state = os.stat(path)
+        return [state.st_size, state.st_mtime_ns, state.st_ctime_ns, state.st_ino]
+    except FileNotFoundError:
+        return None
+
+
+def _remote_info(path: str) -> Optional[list]:
+    if path.startswith("hf://") and _hub_offline():
+        return None  # asking would fail; preparation says that the Hub is offline
+    try:
+        fs, fs_path = fsspec.core.url_to_fs(path)
+        return sorted(fs.info(fs_path).items())
+    except Exception:  # noqa: BLE001 - a missing file or unreachable host: preparation, not the cache key, reports it
+        return None
+
+
+def _hub_offline() -> bool:
+    flags = (os.environ.get(name, "").upper() for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
+    return any(flag in ("1", "ON", "YES", "TRUE") for flag in flags) or bool(
+        getattr(datasets.config, "HF_HUB_OFFLINE", False)
+    )
+
+
+def _content_hash(path: str) -> str:
+    """xxh3-128 of a file's bytes, read into one reused buffer (a copy per chunk costs more than the hash)."""
+    digest, buffer = xxhash.xxh3_128(), bytearray(_HASH_CHUNK)
+    view = memoryview(buffer)
+    with open(path, "rb", buffering=0) as f:
+        while size := f.readinto(buffer):
+            digest.update(view[:size])
+    return digest.hexdigest()
+
+
+def _vouched(folder: str, key: str) -> bool:
+    """Whether a local cache entry may be reused: absent, or its manifest names ``key`` and the sizes of its files."""
+    if "://" in folder or not os.path.isdir(folder):
+        return True
+    try:
+        with open(os.path.join(folder, _ENTRY), encoding="utf-8") as f:
+            manifest = json.load(f)
+        files = manifest["files"]
+        return manifest["key"] == key and all(os.path.getsize(os.path.join(folder, n)) == files[n] for n in files)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _vouch(folder: str, key: str):
+    """Write the manifest of a local cache entry: its key and the size of each Arrow file."""
+    if "://" in folder:
+        return
+    files = {
+        name: os.path.getsize(os.path.join(folder, name)) for name in os.listdir(folder) if name.endswith(".arrow")
+    }
+    with open(os.path.join(folder, _ENTRY), "w", encoding="utf-8") as f:
+        json.dump({"key": key, "files": files}, f)
+
+
+def _disk_full(err: BaseException) -> Optional[OSError]:
+    """The "no space left" or "quota exceeded" error behind ``err``, if any."""
+    while err is not None:
+        if isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT):
+            return err
+        err = err.__cause__ or err.__context__
+    return None
 
 
 def _combined_hash(given: Optional[str], fingerprint: str) -> str:

@@ -51,6 +51,17 @@ def _check_space(folder: Path, files: list):
         raise ValueError(f"{folder}/README.md: the YAML header must say `sdk: {SPACE_SDK}` (found {sdk!r}).")
 
 
+def _check_links(folder: Path, paths: list):
+    # upload_folder follows links: one leading out of the folder would publish a file from elsewhere.
+    root = folder.resolve()
+    for path in paths:
+        if path.is_symlink() and not path.resolve().is_relative_to(root):
+            raise ValueError(
+                f"{path} is a symbolic link to {path.resolve()}, outside {root}: pushing would upload a file from "
+                "elsewhere. Replace the link with a copy of what it should publish, or remove it."
+            )
+
+
 def plan(folder, repo_id: str, repo_type: Optional[str] = None) -> Upload:
     """Check the folder and list its files. ``repo_type`` defaults to ``space`` for a metric folder (one with
     app.py or with ``<folder name>.py``, an ``evaluate`` module), else ``dataset``."""
@@ -64,8 +75,10 @@ def plan(folder, repo_id: str, repo_type: Optional[str] = None) -> Upload:
     repo_type = repo_type or ("space" if is_metric else "dataset")
     if repo_type not in REPO_TYPES:
         raise ValueError(f"Unknown repo type {repo_type!r}; expected one of {', '.join(REPO_TYPES)}.")
-    paths = sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file())
-    files = list(filter_repo_objects(paths, ignore_patterns=IGNORE_PATTERNS))
+    entries = {path.relative_to(folder).as_posix(): path for path in folder.rglob("*")}
+    kept = sorted(filter_repo_objects(entries, ignore_patterns=IGNORE_PATTERNS))
+    _check_links(folder, [entries[name] for name in kept])
+    files = [name for name in kept if entries[name].is_file()]
     if repo_type == "dataset":
         _check_dataset(folder, files, repo_id)
     else:

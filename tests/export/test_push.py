@@ -102,6 +102,30 @@ def test_dataset_folder_with_a_loading_script_is_refused(exported, tmp_path, hf_
     )
 
 
+def test_link_leading_out_of_the_folder_is_refused(exported, tmp_path, hf_api, capsys):
+    import shutil
+
+    folder = shutil.copytree(exported("mipr"), tmp_path / "repo")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the Hub\n")
+    (folder / "notes.txt").symlink_to(secret)
+    assert run_cli(["push", str(folder), "org/mipr", "--dry-run"]) == 1
+    assert (
+        f"{folder}/notes.txt is a symbolic link to {secret}, outside {folder}: pushing would upload a file from "
+        "elsewhere. Replace the link with a copy of what it should publish, or remove it."
+    ) in capsys.readouterr().err
+    hf_api[0].assert_not_called()
+
+
+def test_link_inside_the_folder_is_pushed(exported, tmp_path, hf_api, capsys):
+    import shutil
+
+    folder = shutil.copytree(exported("mipr"), tmp_path / "repo")
+    (folder / "CARD.md").symlink_to(folder / "README.md")
+    assert run_cli(["push", str(folder), "org/mipr", "--dry-run"]) == 0
+    assert "  CARD.md\n" in capsys.readouterr().out
+
+
 def test_space_without_gradio_sdk_is_refused(metric_folder, capsys):
     (metric_folder / "README.md").write_text("---\ntitle: MIPR\n---\n")
     assert run_cli(["push", str(metric_folder), "org/mipr", "--dry-run"]) == 1

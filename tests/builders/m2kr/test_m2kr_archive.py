@@ -118,7 +118,7 @@ def test_missing_part_is_named(tmp_path):
     (data_dir / "Web_Image.zip.002").unlink()
     looked = (
         f"looked in {data_dir / 'images'}/ (missing Web_Image.zip.001, Web_Image.zip.002, Web_Image.zip.003) "
-        f"and {data_dir}/ (missing Web_Image.zip.002); pass images_dir= the folder that holds them."
+        f"and {data_dir}/ (missing Web_Image.zip.002); pass images_dir= (--images-dir) the folder that holds them."
     )
     with pytest.raises(FileNotFoundError, match=re.escape(looked)):
         prepare("challenge_passage", data_dir, tmp_path / "cache")

@@ -192,7 +192,7 @@ def test_cache_hash_follows_the_builder_source(tmp_path, monkeypatch, module):
 
 
 def test_remote_sources_go_through_the_download_manager(tmp_path, monkeypatch):
-    """Without data_dir the builder reads the Hub repos; here they point at the sample (tests are offline)."""
+    """data_dir=HUB_TABLES reads the two Hub repos; here they point at the sample (tests are offline)."""
     downloaded = []
     download = datasets.DownloadManager.download
 
@@ -203,7 +203,7 @@ def test_remote_sources_go_through_the_download_manager(tmp_path, monkeypatch):
     monkeypatch.setattr(datasets.DownloadManager, "download", recording)
     monkeypatch.setattr(m2kr, "HUB_TABLES", str(SAMPLE))
     monkeypatch.setattr(m2kr, "HUB_IMAGES", str(SAMPLE))
-    builder = m2kr.M2kr(config_name="challenge_passage", cache_dir=str(tmp_path))
+    builder = m2kr.M2kr(config_name="challenge_passage", data_dir=m2kr.HUB_TABLES, cache_dir=str(tmp_path))
     builder.download_and_prepare()
     assert downloaded == [
         {"challenge_passage": [str(SAMPLE / "challenge_passage" / "train-00000-of-00001.parquet")]},

@@ -1,7 +1,9 @@
 """Hostile M2KR input: lying zip headers, parts swapped or replaced, flipped bytes, odd paths, archives in the
 card's images/ folder, stale caches, and no Hub. Every refusal is a named M2krDataError (or FileNotFoundError)."""
 
+import errno
 import io
+import json
 import logging
 import os
 import re
@@ -10,6 +12,9 @@ import struct
 import subprocess
 import zipfile
 
+import datasets
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from _m2kr_helpers import PASSAGE_PARTS
 from _m2kr_helpers import SAMPLE
@@ -95,6 +100,34 @@ def test_a_replaced_middle_part_is_refused_at_build(data_dir, tmp_path):
     refused(data_dir, tmp_path, f"(in {second}), where the zip directory puts it: the parts are out of order")
 
 
+def test_the_last_two_parts_swapped_are_called_out_of_order(data_dir, tmp_path):
+    second, third = (data_dir / part for part in PASSAGE_PARTS[1:])
+    two, three = second.read_bytes(), third.read_bytes()
+    second.write_bytes(three)
+    third.write_bytes(two)
+    first = data_dir / PASSAGE_PARTS[0]
+    message = (
+        f"Archive parts look out of order: {second} ends with the zip end record, which only the last part ({third}) "
+        f"holds; the parts as found: {first} (29,723 bytes), {second} (29,722 bytes), {third} (29,723 bytes). Give "
+        "each part back the name it was split with."
+    )
+    refused(data_dir, tmp_path, message)
+
+
+def test_a_fake_end_record_in_the_zip_comment_is_refused(data_dir, tmp_path):
+    path = data_dir / "query_images.zip"
+    data = path.read_bytes()
+    assert data[-22:-18] == b"PK\x05\x06" and data[-2:] == b"\0\0"  # the end record, no comment yet
+    fake = b"PK\x05\x06" + bytes(18)  # an end record listing no members, at the very end
+    path.write_bytes(data[:-2] + struct.pack("<H", len(fake)) + fake)
+    assert zipfile.ZipFile(path).infolist() == []  # what zipfile reads: an empty archive
+    message = (
+        f"{path}: the zip end record read lists no members, yet {len(data):,} bytes precede it: it is not the "
+        "archive's own (a fake one in the archive comment?) or the archive is corrupt; refusing it."
+    )
+    refused(data_dir, tmp_path, message, "challenge_data")
+
+
 def _flip_data_byte(data_dir, compression):
     data = bytearray(joined_bytes(data_dir))
     archive = zipfile.ZipFile(io.BytesIO(bytes(data)))
@@ -175,10 +208,29 @@ def test_parts_spread_over_two_folders_are_refused_listing_both(data_dir, tmp_pa
     message = (
         "challenge_passage: archive Web_Image.zip.001, Web_Image.zip.002, Web_Image.zip.003 not found together in "
         f"one folder; looked in {data_dir / 'images'}/ (missing Web_Image.zip.001, Web_Image.zip.002) and "
-        f"{data_dir}/ (missing Web_Image.zip.003); pass images_dir= the folder that holds them."
+        f"{data_dir}/ (missing Web_Image.zip.003); pass images_dir= (--images-dir) the folder that holds them."
     )
     with pytest.raises(FileNotFoundError, match=re.escape(message)):
         prepare("challenge_passage", data_dir, tmp_path / "cache")
+
+
+def test_an_archive_in_both_folders_is_read_from_images_and_named(data_dir, tmp_path, caplog):
+    (data_dir / "images").mkdir()
+    stale = data_dir / "images" / "query_images.zip"
+    source = zipfile.ZipFile(data_dir / "query_images.zip")
+    stale.write_bytes(zip_bytes([(info.filename, source.read(info)) for info in source.infolist()[1:]]))
+    first = source_rows("challenge_data")[0]
+    message = (
+        f"challenge_data: 1 image(s) not found in {stale}: {first['img_path']} (question_id {first['question_id']}: "
+        "no such member)."
+    )
+    with caplog.at_level(logging.WARNING, logger="m2kr"):
+        refused(data_dir, tmp_path, message, "challenge_data")
+    assert (
+        f"challenge_data: query_images.zip is in both {data_dir / 'images'}/ and {data_dir}/; reading "
+        f"{data_dir / 'images'}/ (tried first). Pass images_dir= (--images-dir) the folder to read, or remove the "
+        "stale copy."
+    ) in caplog.text
 
 
 def test_check_images_false_reads_no_archive(data_dir, tmp_path, caplog):
@@ -190,7 +242,7 @@ def test_check_images_false_reads_no_archive(data_dir, tmp_path, caplog):
         )
     assert dataset.num_rows == 300 and dataset[0]["image"] is None
     assert dataset.features == m2kr.FEATURES["challenge_passage"]
-    assert "check_images=False, so no archive is read and the image column is empty" in caplog.text
+    assert "check_images=False (--no-check-images), so no archive is read and the image column is empty" in caplog.text
 
 
 # --- Parquet errors name the file ---------------------------------------------------------------------------------
@@ -210,7 +262,24 @@ def test_a_duplicate_across_files_names_both(data_dir, tmp_path):
     refused(data_dir, tmp_path, message, "challenge_answers")
 
 
-# --- one default config; no Hub -----------------------------------------------------------------------------------
+# --- a full disk ----------------------------------------------------------------------------------------------------
+
+
+def test_a_full_cache_disk_names_the_cache_folder(data_dir, tmp_path, monkeypatch):
+    def full(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(datasets.arrow_writer.ArrowWriter, "write_table", full)
+    message = (
+        f"[Errno 28] No space left in the datasets cache {tmp_path / 'cache'} (No space left on device) while writing "
+        "challenge_answers: free space there, or point HF_DATASETS_CACHE (or cache_dir=) at a folder on a disk with "
+        "room."
+    )
+    with pytest.raises(OSError, match=f"^{re.escape(message)}$"):
+        prepare("challenge_answers", data_dir, tmp_path / "cache")
+
+
+# --- one default config; one default source ----------------------------------------------------------------------
 
 
 def test_challenge_data_is_the_default_everywhere(tmp_path):
@@ -219,17 +288,42 @@ def test_challenge_data_is_the_default_everywhere(tmp_path):
     assert "img_path" in m2kr.load(cache_dir=str(tmp_path)).column_names
 
 
+def test_the_bundled_sample_is_the_default_of_load_and_of_the_builder(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="m2kr"):
+        builder = m2kr.M2kr(config_name="challenge_answers", cache_dir=str(tmp_path))
+    assert builder.config.data_dir == str(SAMPLE)
+    assert f"No data_dir given: loading the bundled M2KR sample {SAMPLE}, not the benchmark." in caplog.text
+    builder.download_and_prepare()
+    assert (
+        builder.as_dataset(split="train").to_list() == m2kr.load("challenge_answers", cache_dir=str(tmp_path)).to_list()
+    )
+
+
+def test_without_data_dir_or_sample_says_what_to_pass(tmp_path, monkeypatch):
+    monkeypatch.setattr(m2kr, "SAMPLE_DIR", tmp_path / "no-sample")  # a datasets 3.6 script's copy
+    builder = m2kr.M2kr(config_name="challenge_answers", cache_dir=str(tmp_path))
+    message = (
+        "No data_dir given, and no bundled sample beside this script: pass data_dir= a local folder laid out like "
+        "the Hub repos (<config>/train-*.parquet, and the archives in images/ or beside them), or "
+        f"data_dir='{m2kr.HUB_TABLES}' to read the Hub."
+    )
+    with pytest.raises(m2kr.M2krDataError, match=re.escape(message)):
+        builder.download_and_prepare()
+
+
 @pytest.mark.parametrize("variable", ["HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"])
-def test_without_data_dir_and_offline_says_to_pass_data_dir(tmp_path, monkeypatch, variable):
+@pytest.mark.parametrize("data_dir", [m2kr.HUB_TABLES, "hf://datasets/org/m2kr-copy"])
+def test_a_hub_data_dir_offline_says_so_and_to_pass_data_dir(tmp_path, monkeypatch, variable, data_dir):
     for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
         monkeypatch.setenv(name, "1" if name == variable else "0")
     monkeypatch.setattr(m2kr.datasets.config, "HF_HUB_OFFLINE", False)
-    builder = m2kr.M2kr(config_name="challenge_answers", cache_dir=str(tmp_path))
+    builder = m2kr.M2kr(config_name="challenge_answers", data_dir=data_dir, cache_dir=str(tmp_path))
     message = (
-        f"No data_dir given, so the tables would come from {m2kr.HUB_TABLES}, but the Hub is offline here "
-        "(HF_HUB_OFFLINE or HF_DATASETS_OFFLINE); pass data_dir= a local folder laid out like the Hub repos"
+        f"data_dir {data_dir} is on the Hub, but the Hub is offline here (HF_HUB_OFFLINE or HF_DATASETS_OFFLINE is "
+        "set); pass data_dir= (--data-dir) a local folder laid out like the Hub repos (<config>/train-*.parquet, "
+        "and the archives in images/ or beside them)."
     )
-    with pytest.raises(m2kr.M2krDataError, match=re.escape(message)):
+    with pytest.raises(m2kr.M2krDataError, match=f"^{re.escape(message)}$"):
         builder.download_and_prepare()
 
 
@@ -279,6 +373,56 @@ def test_an_edit_with_the_mtime_restored_is_noticed(data_dir, tmp_path):
     write_rows(data_dir, "challenge_answers", rows[:29])
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert _answer_count(data_dir, tmp_path) == 29
+
+
+def _write_plain(data_dir, rows):
+    """Uncompressed, without dictionaries or statistics: a same-length value keeps the file's size."""
+    table = pa.Table.from_pylist(rows, schema=m2kr.SOURCE_SCHEMAS["challenge_answers"])
+    options = {"compression": "none", "use_dictionary": False, "write_statistics": False}
+    pq.write_table(table, data_dir / "challenge_answers" / FILE, **options)
+
+
+def _stat_key(path) -> tuple:
+    state = os.stat(path)
+    return state.st_size, state.st_mtime_ns, state.st_ctime_ns, state.st_ino
+
+
+def _positives(data_dir, tmp_path, question_id: str) -> list:
+    answers = m2kr.load("challenge_answers", data_dir=str(data_dir), cache_dir=str(tmp_path / "c"))
+    return [row["pos_item_ids"] for row in answers if row["question_id"] == question_id]
+
+
+def test_an_edit_that_leaves_size_times_and_inode_alone_is_noticed(data_dir, tmp_path, ctime_follows_mtime):
+    ctime_follows_mtime.append(data_dir)
+    path, rows = data_dir / "challenge_answers" / FILE, source_rows("challenge_answers")
+    _write_plain(data_dir, rows)
+    before, stat_before = os.stat(path), _stat_key(path)
+    assert _positives(data_dir, tmp_path, "4100") == [["Q5247669"]]
+    rows[0]["pos_item_ids"] = ["Q8839601"]  # another passage, an id of the same length
+    _write_plain(data_dir, rows)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert _stat_key(path) == stat_before  # nothing a key on metadata would see
+    assert _positives(data_dir, tmp_path, "4100") == [["Q8839601"]]
+
+
+def test_an_unchanged_folder_hits_the_cache_even_when_touched(data_dir, tmp_path, monkeypatch):
+    prepared = []
+    split_generators = m2kr.M2kr._split_generators
+    monkeypatch.setattr(
+        m2kr.M2kr, "_split_generators", lambda self, dl: prepared.append(self.config.name) or split_generators(self, dl)
+    )
+    assert _positives(data_dir, tmp_path, "4100") == [["Q5247669"]]
+    os.utime(data_dir / "challenge_answers" / FILE)  # new times, same bytes
+    assert _positives(data_dir, tmp_path, "4100") == [["Q5247669"]]
+    assert prepared == ["challenge_answers"]  # prepared once: the second load read datasets' cache
+
+
+def test_a_damaged_entry_is_rebuilt(data_dir, tmp_path):
+    assert _positives(data_dir, tmp_path, "4100") == [["Q5247669"]]
+    (arrow,) = (tmp_path / "c").rglob("*.arrow")
+    arrow.write_bytes(arrow.read_bytes()[:-100])
+    assert _positives(data_dir, tmp_path, "4100") == [["Q5247669"]]
+    assert arrow.stat().st_size == json.loads((arrow.parent / "entry.json").read_text())["files"][arrow.name]
 
 
 def test_moving_the_archives_changes_the_cache_key(data_dir):

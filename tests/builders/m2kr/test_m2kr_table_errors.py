@@ -121,7 +121,7 @@ def test_every_missing_image_member_is_listed(data_dir, tmp_path):
     rows[299]["page_screenshot"] = "missing-2.png"
     write_rows(data_dir, "challenge_passage", rows)
     message = (
-        "challenge_passage: 2 image(s) not found in Web_Image.zip.001, Web_Image.zip.002, Web_Image.zip.003: "
+        f"challenge_passage: 2 image(s) not found in {data_dir / 'Web_Image.zip.001'} (+2 parts): "
         f"missing-1.png (passage_id Q5247669: no such member); missing-2.png (passage_id {rows[299]['passage_id']}: "
         "no such member)."
     )
@@ -132,7 +132,10 @@ def test_missing_query_image(data_dir, tmp_path):
     rows = source_rows("challenge_data")
     rows[12]["img_path"] = "gone.jpg"
     write_rows(data_dir, "challenge_data", rows)
-    message = "challenge_data: 1 image(s) not found in query_images.zip: gone.jpg (question_id 4184: no such member)."
+    message = (
+        f"challenge_data: 1 image(s) not found in {data_dir / 'query_images.zip'}: gone.jpg (question_id 4184: no "
+        "such member)."
+    )
     _fails(data_dir, "challenge_data", re.escape(message), tmp_path)
 
 
@@ -164,3 +167,12 @@ def test_a_damaged_data_page_is_named(data_dir, tmp_path):
     path.write_bytes(bytes(data))
     with pytest.raises(m2kr.M2krDataError, match=re.escape(f"challenge_passage/{FILE}: not a readable Parquet file (")):
         prepare("challenge_passage", data_dir, tmp_path / "cache", check_images=False)
+
+
+def test_a_table_without_rows_is_refused_naming_the_file(data_dir, tmp_path):
+    write_rows(data_dir, "challenge_answers", [])
+    path = data_dir / "challenge_answers" / "train-00000-of-00001.parquet"
+    message = (
+        f"{path}: no rows. An M2KR challenge_answers table has at least one; the file was written empty or cut short."
+    )
+    _fails(data_dir, "challenge_answers", f"^{re.escape(message)}$", tmp_path)

@@ -3,11 +3,14 @@
 Every refusal happens at preparation and names the file and the line (1-based) or the image file.
 """
 
+import errno
 import json
 import os
 import re
 import subprocess
+from pathlib import Path
 
+import datasets
 import pytest
 from _mipr_helpers import copy_sample
 from _mipr_helpers import edit_jsonl
@@ -144,6 +147,36 @@ def test_a_data_folder_with_a_pipe_works(tmp_path):
     assert prepare("queries", data_dir)[0]["image"].size == (48, 48)
 
 
+# --- a full disk and the Hub offline ----------------------------------------------------------------------------
+
+
+def test_a_full_cache_disk_names_the_cache_folder(data_dir, monkeypatch):
+    def full(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(datasets.arrow_writer.ArrowWriter, "write_table", full)
+    message = (
+        f"[Errno 28] No space left in the datasets cache {data_dir.parent / 'cache'} (No space left on device) while "
+        "writing qrels: free space there, or point HF_DATASETS_CACHE (or cache_dir=) at a folder on a disk with room."
+    )
+    with pytest.raises(OSError, match=f"^{re.escape(message)}$"):
+        prepare("qrels", data_dir)
+
+
+@pytest.mark.parametrize("variable", ["HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"])
+def test_a_hub_data_dir_offline_says_so_and_to_pass_data_dir(tmp_path, monkeypatch, variable):
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.setenv(name, "1" if name == variable else "0")
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
+    message = (
+        "data_dir hf://datasets/org/mipr is on the Hub, but the Hub is offline here (HF_HUB_OFFLINE or "
+        "HF_DATASETS_OFFLINE is set); pass data_dir= (--data-dir) a local folder holding mipr_query.jsonl, "
+        "mipr_corpus.jsonl, mipr_annotation.jsonl and images/."
+    )
+    with pytest.raises(mipr.MiprDataError, match=f"^{re.escape(message)}$"):
+        mipr.load("qrels", data_dir="hf://datasets/org/mipr", cache_dir=str(tmp_path))
+
+
 # --- stale caches -----------------------------------------------------------------------------------------------
 
 
@@ -174,6 +207,69 @@ def test_an_edit_with_the_mtime_restored_is_noticed(data_dir, tmp_path):
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert os.stat(path).st_size == before.st_size
     assert prepare("queries", data_dir)[0]["query"] == "表面的老垢用啥清洗剂洗"
+
+
+def _grade_count(data_dir, grade: str) -> int:
+    qrels = prepare("qrels", data_dir)
+    return sum(item["final_grade"] == grade for row in qrels for item in row["items"])
+
+
+def _stat_key(path) -> tuple:
+    state = os.stat(path)
+    return state.st_size, state.st_mtime_ns, state.st_ctime_ns, state.st_ino
+
+
+def test_an_edit_that_leaves_size_times_and_inode_alone_is_noticed(data_dir, ctime_follows_mtime):
+    ctime_follows_mtime.append(data_dir)
+    path = data_dir / "mipr_annotation.jsonl"
+    before, stat_before = os.stat(path), _stat_key(path)
+    assert _grade_count(data_dir, "L1") == 74
+    path.write_bytes(path.read_bytes().replace(b'"N2"', b'"L1"'))  # 27 N2 judgments become L1, same size
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert _stat_key(path) == stat_before  # nothing a key on metadata would see
+    assert _grade_count(data_dir, "L1") == 101
+
+
+def test_an_unchanged_folder_hits_the_cache_even_when_touched(data_dir, monkeypatch):
+    prepared = []
+    split_generators = mipr.Mipr._split_generators
+    monkeypatch.setattr(
+        mipr.Mipr, "_split_generators", lambda self, dl: prepared.append(self.config.name) or split_generators(self, dl)
+    )
+    assert _grade_count(data_dir, "L1") == 74
+    assert prepared == ["qrels"]
+    assert _grade_count(data_dir, "L1") == 74
+    os.utime(data_dir / "mipr_annotation.jsonl")  # new times, same bytes
+    assert _grade_count(data_dir, "L1") == 74
+    assert prepared == ["qrels"]  # prepared once: the later loads read datasets' cache
+
+
+def _entry(data_dir) -> Path:
+    """The one cache entry under ``prepare``'s cache folder."""
+    (manifest,) = (data_dir.parent / "cache").rglob("entry.json")
+    return manifest.parent
+
+
+@pytest.mark.parametrize("damage", ["truncated", "foreign", "no manifest"])
+def test_a_damaged_or_foreign_entry_is_rebuilt(data_dir, monkeypatch, damage):
+    assert _grade_count(data_dir, "L1") == 74
+    entry = _entry(data_dir)
+    (arrow,) = entry.glob("*.arrow")
+    if damage == "truncated":
+        arrow.write_bytes(arrow.read_bytes()[:-100])
+    elif damage == "foreign":  # an entry written under another key, copied here
+        manifest = json.loads((entry / "entry.json").read_text())
+        (entry / "entry.json").write_text(json.dumps({**manifest, "key": "0123456789abcdef"}))
+    else:
+        (entry / "entry.json").unlink()
+    prepared = []
+    split_generators = mipr.Mipr._split_generators
+    monkeypatch.setattr(
+        mipr.Mipr, "_split_generators", lambda self, dl: prepared.append(self.config.name) or split_generators(self, dl)
+    )
+    assert _grade_count(data_dir, "L1") == 74
+    assert prepared == ["qrels"]
+    assert json.loads((entry / "entry.json").read_text())["key"] == entry.name
 
 
 def test_the_given_hash_is_kept_in_the_key(data_dir, tmp_path):
