@@ -436,7 +436,8 @@ def cache_hash(data_dir: Optional[str], images_dir: Optional[str] = None, config
     config_name = config_name or M2kr.DEFAULT_CONFIG_NAME
     digest = hashlib.sha256()
     # The modules as imported: beside this file, or their copies in datasets' modules cache.
-    for source in (__file__, sys.modules[open_zip.__module__].__file__, sys.modules[read_table.__module__].__file__):
+    modules = (open_zip.__module__, read_table.__module__, load_json_file.__module__)  # archive, rules, reading
+    for source in (__file__, *(sys.modules[module].__file__ for module in modules)):
         digest.update(Path(source).read_bytes())
     if data_dir:
         data_dir = _absolute(str(data_dir))

@@ -312,6 +312,7 @@ def cache_hash(data_dir: Optional[str], config_name: Optional[str] = None) -> st
     config_name = config_name or Mipr.DEFAULT_CONFIG_NAME
     digest = hashlib.sha256(Path(__file__).read_bytes())
     digest.update(Path(sys.modules[read_table.__module__].__file__).read_bytes())  # the format's rules
+    digest.update(Path(sys.modules[load_json_file.__module__].__file__).read_bytes())  # how files are read
     tables = CONFIG_NAMES if config_name == "qrels" else (config_name,)
     for relative in [SOURCE_FILES[name] for name in tables] if data_dir else []:
         digest.update(json.dumps([relative, _table_key(join_path(data_dir, relative))], default=str).encode())

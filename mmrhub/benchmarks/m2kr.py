@@ -55,8 +55,9 @@ def read_truth(data_dir) -> Truth:
             "challenge_passage": contiguous_columns(tables["challenge_passage"].select(["passage_id"])),
         }
 
-    rules = sys.modules[read_config.__module__].__file__  # an edit of the rules makes a new cache entry
-    tables = validated("m2kr", [*(path for paths in files.values() for path in paths), rules], read)
+    # an edit of the rules (or of how files are read) makes a new cache entry
+    rules = [sys.modules[module].__file__ for module in (read_config.__module__, "input_files")]
+    tables = validated("m2kr", [*(path for paths in files.values() for path in paths), *rules], read)
     answers, questions, passages = tables["challenge_answers"], tables["challenge_data"], tables["challenge_passage"]
     query_ids = answers["question_id"]
     tasks = questions["task"].take(pc.index_in(query_ids, value_set=questions["question_id"])).to_pylist()

@@ -81,8 +81,9 @@ def read_truth(data_dir) -> Truth:
             "judgments": {"idx": annotation["idx"], **lists},
         }
 
-    rules = sys.modules[read_config.__module__].__file__  # an edit of the rules makes a new cache entry
-    tables = validated("mipr", [*(folder / name for name in SOURCE_FILES.values()), rules], read)
+    # an edit of the rules (or of how files are read) makes a new cache entry
+    rules = [sys.modules[module].__file__ for module in (read_config.__module__, "input_files")]
+    tables = validated("mipr", [*(folder / name for name in SOURCE_FILES.values()), *rules], read)
     queries, corpus, judged = tables["queries"], tables["corpus"], tables["judgments"]
     query_ids = judged["idx"]
     judgments = mipr_measures.Qrels(
