@@ -124,6 +124,9 @@ class Mipr(datasets.ArrowBasedBuilder):
     def __init__(self, *args, hash: Optional[str] = None, **kwargs):
         # datasets keys its cache on ``hash`` (3.6: the script's code; 4+: None unless given) and would return old
         # rows after the data changed: fold a fingerprint of the sources into it, however the builder is called.
+        if not kwargs.get("data_dir") and SAMPLE_DIR.is_dir():  # a datasets 3.6 script's copy has no sample beside it
+            logger.warning("No data_dir given: loading the bundled MIPR sample %s, not the benchmark.", SAMPLE_DIR)
+            kwargs["data_dir"] = str(SAMPLE_DIR)
         data_dir = kwargs.get("data_dir")
         config_name = kwargs.get("config_name")
         fingerprint = cache_hash(_data_dir(data_dir) if data_dir else None, config_name)
@@ -423,10 +426,7 @@ def load(
     """
     if config_name not in CONFIG_NAMES:
         raise ValueError(f"Unknown MIPR config {config_name!r}; expected one of {', '.join(CONFIG_NAMES)}.")
-    if data_dir is None:
-        data_dir = str(SAMPLE_DIR)
-        logger.warning("No data_dir given: loading the bundled MIPR sample %s, not the benchmark.", data_dir)
-    data_dir = _data_dir(data_dir)
+    data_dir = _data_dir(data_dir) if data_dir is not None else None  # None: the builder takes the sample
     builder = Mipr(config_name=config_name, data_dir=data_dir, cache_dir=cache_dir, check_images=check_images)
     if streaming:
         return builder.as_streaming_dataset(split=split)

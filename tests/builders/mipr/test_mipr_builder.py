@@ -121,10 +121,13 @@ def test_load_rejects_an_unknown_config():
         mipr.load("query")
 
 
-def test_builder_without_data_dir_says_what_to_pass(tmp_path):
-    builder = mipr.Mipr(config_name="queries", cache_dir=str(tmp_path))
-    with pytest.raises(mipr.MiprDataError, match="No data_dir given: pass data_dir="):
-        builder.download_and_prepare()
+def test_the_bundled_sample_is_the_default_of_load_and_of_the_builder(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="mipr"):
+        builder = mipr.Mipr(config_name="queries", cache_dir=str(tmp_path))
+    assert builder.config.data_dir == str(mipr.SAMPLE_DIR)
+    assert f"No data_dir given: loading the bundled MIPR sample {mipr.SAMPLE_DIR}, not the benchmark." in caplog.text
+    builder.download_and_prepare()
+    assert builder.as_dataset(split="test").to_list() == mipr.load("queries", cache_dir=str(tmp_path)).to_list()
 
 
 def test_cache_is_rebuilt_when_the_data_changes(tmp_path):
