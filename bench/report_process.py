@@ -96,7 +96,8 @@ def report(folder: Path, runs: list, hf_home: str, source) -> float:
         str(folder),
         "--no-check-images",
         "--query-ids",
-        *map(str, range(1, QUERIES + 1)),
+        # the code before comma lists took one argument per id
+        *(map(str, range(1, QUERIES + 1)) if source else [",".join(map(str, range(1, QUERIES + 1)))]),
         "-o",
         str(folder / "page.html"),
     ]

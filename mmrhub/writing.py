@@ -34,8 +34,9 @@ def write_text(path, text: str) -> Path:
     return write_bytes(path, text.encode("utf-8"))
 
 
-def write_bytes(path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically: a temporary file beside it, fsync, rename."""
+def write_bytes(path, data: bytes, sync: bool = True) -> Path:
+    """Write ``data`` to ``path`` atomically: a temporary file beside it, fsync, rename. ``sync=False`` skips the
+    fsync, for cache entries that are checked when read and rebuilt if a crash left them short."""
     path = Path(path)
     remove_stale_temporaries(path)
     temp = path.with_name(_TEMP.format(name=path.name, pid=os.getpid(), tag=uuid.uuid4().hex[:8]))
@@ -43,7 +44,8 @@ def write_bytes(path, data: bytes) -> Path:
         with open(temp, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                os.fsync(handle.fileno())
         os.replace(temp, path)
     except OSError as err:
         temp.unlink(missing_ok=True)

@@ -38,6 +38,6 @@ class ThumbnailCache:
         path = self._path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_bytes(path, jpeg)
+            write_bytes(path, jpeg, sync=False)  # a damaged entry fails the JPEG check on reading
         except OSError:
             return  # a read-only or full cache only costs the decoding next time
