@@ -7,9 +7,12 @@ from dataclasses import replace
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.retrieve.options import DTYPES
 from mmrhub.retrieve.options import DataOptions
+from mmrhub.retrieve.options import ModelSettings
 from mmrhub.retrieve.options import OutputOptions
 from mmrhub.retrieve.options import RunOptions
 from mmrhub.retrieve.options import default_num_workers
+from mmrhub.retrieve.presets import NONE
+from mmrhub.retrieve.presets import PRESET_CHOICES
 from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.run_trec import ORDERS
 
@@ -173,8 +176,7 @@ def add_reranker_arguments(group, batch_size: int = 16) -> None:
     """The reranker's options (all but --model); ``mmrhub baseline`` shares them with ``mmrhub rerank``."""
     group.add_argument("--revision", help="Hub revision (branch, tag or commit) of the reranker")
     add_dtype_argument(group)
-    group.add_argument("--max-length", type=int, help="max tokens of a (query, candidate) input (default: the model's)")
-    group.add_argument("--prompt", help="instruction given to the reranker (default: the model's own)")
+    add_preset_arguments(group, "reranker")
     group.add_argument(
         "--batch-size", type=int, default=batch_size, help=f"pairs per forward pass (default {batch_size})"
     )
@@ -192,6 +194,59 @@ def add_reranker_arguments(group, batch_size: int = 16) -> None:
         help="queries per cached chunk of scores: an interrupted rerank resumes at the last chunk written",
     )
     add_cache_arguments(group, "pair score", "$HF_HOME/mmrhub/rerank")
+
+
+def add_preset_arguments(group, role: str, prefix: str = "") -> None:
+    """The preset and its overrides, for an ``embedding`` or ``reranker`` model; ``prefix`` names the model in
+    ``baseline`` (``--embedding-preset``)."""
+    names = ", ".join(PRESET_CHOICES)
+    group.add_argument(
+        f"--{prefix}preset",
+        choices=PRESET_CHOICES,
+        help=f"reference settings as the model's authors run it ({names}); default: the one the model id names, "
+        f"none for a local folder; {NONE}: the checkpoint's own",
+    )
+    if role == "embedding":
+        group.add_argument(
+            f"--{prefix}query-instruction",
+            *([] if prefix else ["--query-prompt"]),
+            dest=f"{prefix.replace('-', '_')}query_instruction",
+            help="queries' instruction: Qwen3-VL's system turn, else a prefix of the text (default: the preset's)",
+        )
+        group.add_argument(
+            f"--{prefix}document-instruction",
+            dest=f"{prefix.replace('-', '_')}document_instruction",
+            help="corpus items' instruction, as --query-instruction (default: the preset's)",
+        )
+    else:
+        group.add_argument(
+            f"--{prefix}prompt",
+            dest=f"{prefix.replace('-', '_')}query_instruction",
+            help="the reranker's instruction, its <Instruct> line (default: the preset's, else the model's own)",
+        )
+    for bound in ("min", "max"):
+        group.add_argument(
+            f"--{prefix}{bound}-pixels",
+            type=positive_int,
+            help=f"{bound}imum pixels of an image, resized to fit (Qwen3-VL; default: the preset's)",
+        )
+    group.add_argument(
+        f"--{prefix}max-length",
+        type=positive_int,
+        help="max tokens of an input: text is cut, image tokens never (default: the preset's, else the model's)",
+    )
+
+
+def model_settings(args, prefix: str = "") -> ModelSettings:
+    """The preset and overrides from the parsed arguments (``prefix``: ``embedding_`` in ``baseline``)."""
+    return ModelSettings(
+        preset=getattr(args, f"{prefix}preset"),
+        query_instruction=getattr(args, f"{prefix}query_instruction"),
+        document_instruction=getattr(args, f"{prefix}document_instruction", None),
+        min_pixels=getattr(args, f"{prefix}min_pixels"),
+        max_pixels=getattr(args, f"{prefix}max_pixels"),
+        max_length=getattr(args, f"{prefix}max_length"),
+    )
 
 
 def add_run_file_arguments(parser) -> None:

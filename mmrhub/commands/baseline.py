@@ -1,5 +1,7 @@
 """``mmrhub baseline {mipr,m2kr}``: the MIPR paper's pipeline in one command. Embed and retrieve the top-k, rerank it,
 then one table: the embedding row, the reranked row and the Candidate-pool Oracle of the embedding's pools.
+``--paper``: the MIPR paper's models (Qwen3-VL-Embedding-8B, Qwen3-VL-Reranker-8B) with their presets on the
+top-50, our rows printed beside the published ones.
 
 torch is imported only when the command runs.
 """
@@ -8,9 +10,12 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.commands.arguments import add_data_arguments
+from mmrhub.commands.arguments import add_preset_arguments
 from mmrhub.commands.arguments import add_reranker_arguments
 from mmrhub.commands.arguments import data_options
+from mmrhub.commands.arguments import model_settings
 from mmrhub.commands.arguments import run_options
 from mmrhub.retrieve.naming import model_name
 from mmrhub.retrieve.naming import slug
@@ -20,6 +25,15 @@ from mmrhub.retrieve.options import DEFAULT_RERANKER
 from mmrhub.retrieve.options import OutputOptions
 from mmrhub.retrieve.options import RerankOptions
 from mmrhub.retrieve.options import RetrieveOptions
+from mmrhub.retrieve.presets import QWEN3_VL_EMBEDDING
+from mmrhub.retrieve.presets import QWEN3_VL_RERANKER
+from mmrhub.retrieve.provenance import caption
+from mmrhub.scoring.target import as_published
+from mmrhub.scoring.target import published_target
+
+PAPER_EMBEDDING = "Qwen/Qwen3-VL-Embedding-8B"
+PAPER_RERANKER = "Qwen/Qwen3-VL-Reranker-8B"
+PAPER_TOP_K = 50
 
 
 def register(subparsers):
@@ -30,24 +44,62 @@ def register(subparsers):
     add_data_arguments(parser)
     parser.add_argument("--output-dir", default="runs", help="where both runs are written (default: runs)")
     parser.add_argument(
-        "--top-k", type=int, default=50, help="candidates retrieved per query (default 50, as in the MIPR paper)"
+        "--top-k",
+        type=int,
+        default=PAPER_TOP_K,
+        help="candidates retrieved per query (default 50, as in the MIPR paper)",
+    )
+    parser.add_argument(
+        "--paper",
+        action="store_true",
+        help=f"the paper's rows: {PAPER_EMBEDDING} and {PAPER_RERANKER} with their presets on the top-{PAPER_TOP_K}, "
+        "printed beside the published rows with the differences (MIPR)",
     )
     embedding = parser.add_argument_group("embedding model")
     embedding.add_argument(
         "--embedding-model",
-        default=DEFAULT_MODELS["sentence-transformers"],
-        help=f"Hub id or local folder (default: {DEFAULT_MODELS['sentence-transformers']})",
+        help=f"Hub id or local folder (default: {DEFAULT_MODELS['sentence-transformers']}; "
+        f"with --paper {PAPER_EMBEDDING})",
     )
     embedding.add_argument("--embedding-backend", choices=BACKENDS, default="sentence-transformers")
     embedding.add_argument("--embedding-batch-size", type=int, default=32)
+    add_preset_arguments(embedding, "embedding", prefix="embedding-")
     reranker = parser.add_argument_group("reranker (the --dtype, --device and --num-workers options serve both models)")
     reranker.add_argument(
         "--reranker-model",
-        default=DEFAULT_RERANKER,
-        help=f"sentence-transformers CrossEncoder (default: {DEFAULT_RERANKER})",
+        help=f"sentence-transformers CrossEncoder (default: {DEFAULT_RERANKER}; with --paper {PAPER_RERANKER})",
     )
     add_reranker_arguments(reranker)
     parser.set_defaults(func=run)
+
+
+def chosen_models(args) -> tuple:
+    """(embedding model, its settings, reranker model, its settings): --paper's 8B models and their presets
+    unless told otherwise, else the 2B defaults."""
+    embedding_settings = model_settings(args, "embedding_")
+    reranker_settings = model_settings(args)
+    if not args.paper:
+        embedding = args.embedding_model or DEFAULT_MODELS["sentence-transformers"]
+        return embedding, embedding_settings, args.reranker_model or DEFAULT_RERANKER, reranker_settings
+    if not BENCHMARKS[args.benchmark].published_table:
+        raise ValueError(f"--paper: {args.benchmark} has no published table; it is for mipr.")
+    if args.top_k != PAPER_TOP_K or args.embedding_backend != "sentence-transformers":
+        raise ValueError(f"--paper runs the paper's setting: leave --top-k ({PAPER_TOP_K}) and --embedding-backend.")
+    return (
+        args.embedding_model or PAPER_EMBEDDING,
+        replace(embedding_settings, preset=embedding_settings.preset or QWEN3_VL_EMBEDDING.name),
+        args.reranker_model or PAPER_RERANKER,
+        replace(reranker_settings, preset=reranker_settings.preset or QWEN3_VL_RERANKER.name),
+    )
+
+
+def run_names(benchmark: str, embedding: str, reranker: str, top_k: int) -> tuple:
+    """The two runs' file names: the models' slugs, told apart by role when they are the same (two folders
+    both called ``hub``), so the reranked run never overwrites the embedding run."""
+    first, second = slug(embedding), slug(reranker)
+    if first == second:
+        first, second = f"{first}-embedding", f"{second}-reranked"
+    return f"{benchmark}_{first}_top{top_k}.json", f"{benchmark}_{second}_top{top_k}.json"
 
 
 def pipeline_options(args) -> tuple:
@@ -55,14 +107,16 @@ def pipeline_options(args) -> tuple:
     each model caches in its own folder under --cache-dir."""
     data = data_options(args)
     out = Path(args.output_dir)
-    embedding_run = out / f"{data.benchmark.name}_{slug(args.embedding_model)}_top{args.top_k}.json"
-    reranked_run = out / f"{data.benchmark.name}_{slug(args.reranker_model)}_top{args.top_k}.json"
+    embedding_model, embedding_settings, reranker_model, reranker_settings = chosen_models(args)
+    names = run_names(data.benchmark.name, embedding_model, reranker_model, args.top_k)
+    embedding_run, reranked_run = out / names[0], out / names[1]
     runtime = run_options(args)
     cache_dir = (lambda name: str(Path(args.cache_dir) / name)) if args.cache_dir else (lambda name: None)
     retrieve = RetrieveOptions(
         data=data,
-        model=args.embedding_model,
+        model=embedding_model,
         backend=args.embedding_backend,
+        settings=embedding_settings,
         batch_size=args.embedding_batch_size,
         top_k=args.top_k,
         runtime=replace(runtime, cache_dir=cache_dir("embeddings")),
@@ -71,10 +125,9 @@ def pipeline_options(args) -> tuple:
     rerank = RerankOptions(
         data=data,
         candidates=str(embedding_run),
-        model=args.reranker_model,
+        model=reranker_model,
         revision=args.revision,
-        max_length=args.max_length,
-        prompt=args.prompt,
+        settings=reranker_settings,
         batch_size=args.batch_size,
         top_n=args.top_n,
         chunk_queries=args.chunk_queries,
@@ -111,9 +164,36 @@ def run(args) -> int:
         measure_options={"k": data.benchmark.measures.DEFAULT_K},
     )
     rows = score_runs(request, truth)
+    print(
+        f"{caption(retrieve_options.model, retrieve_options.settings.resolve(retrieve_options.model, 'embedding'))}; "
+        f"{caption(rerank_options.model, rerank_options.settings.resolve(rerank_options.model, 'reranker'))}"
+    )
     print(table([(row.name, row.result) for row in rows]))
     print(
         f"Reranking and the Oracle operate on {model_name(retrieve_options.model)}'s top-{args.top_k} candidates; "
         f"runs in {Path(args.output_dir)}."
     )
+    if args.paper:
+        print(beside_published(rows, data.benchmark))
     return 0
+
+
+def beside_published(rows: list, benchmark) -> str:
+    """Our rows and the published ones, and ours minus theirs, as one Markdown table (x100, two decimals)."""
+    measures = list(benchmark.published_table[0])
+    lines = [
+        f"Beside {published_target(benchmark).name}:",
+        "| System | " + " | ".join(measures) + " |",
+        "|" + "---|" * (len(measures) + 1),
+    ]
+    for row, published in zip(rows, benchmark.published_table):
+        ours = [as_published(row.result[measure]) for measure in measures]
+        lines.append(f"| {row.name} (ours) | " + " | ".join(_number(value) for value in ours) + " |")
+        lines.append(f"| {row.name} (paper) | " + " | ".join(f"{published[m]:.2f}" for m in measures) + " |")
+        deltas = [None if value is None else value - published[m] for value, m in zip(ours, measures)]
+        lines.append("| difference | " + " | ".join(_number(delta, sign=True) for delta in deltas) + " |")
+    return "\n".join(lines)
+
+
+def _number(value, sign: bool = False) -> str:
+    return "-" if value is None else (f"{value:+.2f}" if sign else f"{value:.2f}")

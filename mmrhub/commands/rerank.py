@@ -8,6 +8,7 @@ from mmrhub.commands.arguments import add_output_argument
 from mmrhub.commands.arguments import add_reranker_arguments
 from mmrhub.commands.arguments import add_run_file_arguments
 from mmrhub.commands.arguments import data_options
+from mmrhub.commands.arguments import model_settings
 from mmrhub.commands.arguments import output_options
 from mmrhub.commands.arguments import run_options
 from mmrhub.retrieve.options import DEFAULT_RERANKER
@@ -60,8 +61,7 @@ def rerank_options(args) -> RerankOptions:
         candidates=args.candidates,
         model=args.model,
         revision=args.revision,
-        max_length=args.max_length,
-        prompt=args.prompt,
+        settings=model_settings(args),
         batch_size=args.batch_size,
         top_n=args.top_n,
         chunk_queries=args.chunk_queries,

@@ -7,8 +7,10 @@ from mmrhub.commands.arguments import add_data_arguments
 from mmrhub.commands.arguments import add_device_arguments
 from mmrhub.commands.arguments import add_dtype_argument
 from mmrhub.commands.arguments import add_output_argument
+from mmrhub.commands.arguments import add_preset_arguments
 from mmrhub.commands.arguments import add_run_file_arguments
 from mmrhub.commands.arguments import data_options
+from mmrhub.commands.arguments import model_settings
 from mmrhub.commands.arguments import output_options
 from mmrhub.commands.arguments import run_options
 from mmrhub.retrieve.options import BACKENDS
@@ -31,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     model.add_argument("--revision", help="Hub revision (branch, tag or commit) of --model")
     add_dtype_argument(model)
-    model.add_argument("--max-length", type=int, help="max text tokens (default: the model's own limit)")
+    add_preset_arguments(model, "embedding")
     model.add_argument(
         "--text-weight",
         type=float,
@@ -39,7 +41,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="fusion of separate image and text vectors: normalize((1-w)*image + w*text); image-only inputs use the "
         "image vector (default 0.5; unused by models that embed image+text as one input)",
     )
-    model.add_argument("--query-prompt", help="prompt prepended to queries (default: the model's own query prompt)")
     model.add_argument("--batch-size", type=int, default=32)
     add_device_arguments(model)
 
@@ -83,9 +84,8 @@ def retrieve_options(args) -> RetrieveOptions:
         model=args.model or DEFAULT_MODELS[args.backend],
         backend=args.backend,
         revision=args.revision,
-        max_length=args.max_length,
+        settings=model_settings(args),
         text_weight=args.text_weight,
-        query_prompt=args.query_prompt,
         batch_size=args.batch_size,
         top_k=args.top_k,
         search=args.search,

@@ -12,7 +12,10 @@ import os
 import torch
 import torch.nn.functional as F
 
+from mmrhub.retrieve.fitting import fitted
 from mmrhub.retrieve.identity import model_identity
+from mmrhub.retrieve.presets import Preset
+from mmrhub.retrieve.presets import instruction
 
 QUERIES = "queries"
 CORPUS = "corpus"
@@ -44,12 +47,13 @@ def pooled(output):
 class DualCollate:
     """Runs in DataLoader workers: decodes images and applies the processor, so the device only computes."""
 
-    def __init__(self, tokenizer, image_processor, max_length: int, padding, prompt=None):
+    def __init__(self, tokenizer, image_processor, max_length: int, padding, prompt=None, image_kwargs=None):
         self.tokenizer = tokenizer
         self.image_processor = image_processor
         self.max_length = max_length
         self.padding = padding
         self.prompt = prompt or ""
+        self.image_kwargs = image_kwargs or {}
 
     def __call__(self, rows):
         """A batch of rows as the processor's inputs."""
@@ -58,7 +62,9 @@ class DualCollate:
         texts = [self.prompt + text for _, text, _ in rows if text is not None]
         batch = {
             "ids": ids,
-            "pixel_values": self.image_processor(images=images, return_tensors="pt")["pixel_values"],
+            "pixel_values": self.image_processor(images=images, return_tensors="pt", **self.image_kwargs)[
+                "pixel_values"
+            ],
             "has_text": torch.tensor([text is not None for _, text, _ in rows], dtype=torch.bool),
             "text": None,
         }
@@ -76,20 +82,13 @@ class DualEncoder:
 
     backend = "transformers"
 
-    def __init__(
-        self,
-        model_id,
-        revision=None,
-        device="cpu",
-        dtype=torch.float32,
-        max_length=None,
-        text_weight=0.5,
-        query_prompt=None,
-    ):
+    def __init__(self, model_id, settings: Preset, revision=None, device="cpu", dtype=torch.float32, text_weight=0.5):
         from transformers import AutoModel
         from transformers import AutoProcessor
 
         self.model = AutoModel.from_pretrained(model_id, revision=revision, dtype=dtype).to(device).eval()
+        if settings.min_pixels or settings.max_pixels:
+            raise ValueError("--min-pixels / --max-pixels apply to Qwen3-VL models (--backend sentence-transformers).")
         if not (hasattr(self.model, "get_image_features") and hasattr(self.model, "get_text_features")):
             raise ValueError(
                 f"--backend transformers needs a dual encoder with get_image_features and get_text_features "
@@ -102,11 +101,12 @@ class DualEncoder:
         self.device = torch.device(device)
         self.dtype = dtype
         model_type = self.model.config.model_type
-        self.max_length = max_length or _model_max_length(self.tokenizer, self.model.config)
+        self.max_length = settings.max_length or _model_max_length(self.tokenizer, self.model.config)
         # SigLIP was trained on texts padded to max_length; its pooled vector changes with the padding.
-        self.padding = "max_length" if model_type == "siglip" else True
+        self.padding = "max_length" if model_type == "siglip" or settings.pad_to_max_length else True
+        self.image_kwargs = _image_kwargs(settings, self.model.config)
         self.text_weight = text_weight
-        self.query_prompt = query_prompt
+        self.settings = settings
         self._text_args = set(inspect.signature(self.model.get_text_features).parameters)
         self.identity = {
             "backend": self.backend,
@@ -114,13 +114,18 @@ class DualEncoder:
             "dtype": str(dtype),
             "max_length": self.max_length,
             "padding": self.padding,
+            "image": {key: str(value) for key, value in self.image_kwargs.items()},
             "text_weight": text_weight,
+            "query_instruction": settings.query_instruction,
+            "document_instruction": settings.document_instruction,
         }
 
     def collate(self, role: str):
-        """The DataLoader's collate for ``role``: the query prompt prepended to query texts."""
-        prompt = self.query_prompt if role == QUERIES else None
-        return DualCollate(self.tokenizer, self.image_processor, self.max_length, self.padding, prompt)
+        """The DataLoader's collate for ``role``: the role's instruction prepended to its texts."""
+        prompt = self.settings.query_instruction if role == QUERIES else self.settings.document_instruction
+        return DualCollate(
+            self.tokenizer, self.image_processor, self.max_length, self.padding, prompt, self.image_kwargs
+        )
 
     @torch.inference_mode()
     def encode(self, batch, role: str) -> torch.Tensor:
@@ -132,6 +137,21 @@ class DualEncoder:
             inputs = {k: v.to(self.device, non_blocking=True) for k, v in batch["text"].items() if k in self._text_args}
             text = pooled(self.model.get_text_features(**inputs))
         return fuse(image, text, batch["has_text"].to(self.device), self.text_weight)
+
+
+def _image_kwargs(settings: Preset, config) -> dict:
+    """The image processor's call keywords the preset asks for: a square resize to the vision tower's input
+    (no centre crop), with the preset's filter."""
+    if not settings.square_resize:
+        return {}
+    from PIL import Image
+
+    side = config.vision_config.image_size
+    return {
+        "size": {"height": side, "width": side},
+        "do_center_crop": False,
+        "resample": Image.Resampling[settings.resample.upper()],
+    }
 
 
 def _model_max_length(tokenizer, config) -> int:
@@ -160,37 +180,41 @@ class SentenceTransformersEncoder:
 
     backend = "sentence-transformers"
 
-    def __init__(
-        self,
-        model_id,
-        revision=None,
-        device="cpu",
-        dtype=torch.float32,
-        max_length=None,
-        text_weight=0.5,
-        query_prompt=None,
-    ):
+    def __init__(self, model_id, settings: Preset, revision=None, device="cpu", dtype=torch.float32, text_weight=0.5):
         from sentence_transformers import SentenceTransformer
 
         self.model = SentenceTransformer(model_id, revision=revision, device=str(device), model_kwargs={"dtype": dtype})
-        if max_length:
-            self.model.max_seq_length = max_length
         self.fused = self.model.supports(("image", "text"))
         if not self.fused and not (self.model.supports("image") and self.model.supports("text")):
             raise ValueError(
                 f"{model_id} embeds {', '.join(map(str, self.model.modalities))} only; retrieval here needs images "
                 "and texts."
             )
+        self.module = self.model[0]
+        # Chat-template models (Qwen3-VL): instructions in a system turn, text cut by us, never image tokens.
+        self.chat = "message" in getattr(self.module, "modality_config", {})
+        if self.chat:
+            self.module.processing_kwargs = processing_kwargs(self.module.processing_kwargs, settings)
+        elif settings.max_length:
+            self.model.max_seq_length = settings.max_length
+        elif settings.min_pixels or settings.max_pixels:
+            raise ValueError(f"--min-pixels / --max-pixels: {model_id} takes no chat template; they apply to Qwen3-VL.")
+        self.settings = settings
+        self.prompts = {
+            QUERIES: instruction(settings, settings.query_instruction),
+            CORPUS: instruction(settings, settings.document_instruction),
+        }
         self.text_weight = text_weight
-        self.query_prompt = query_prompt
         self.identity = {
             "backend": self.backend,
             "model": model_identity(model_id, revision),
             "dtype": str(dtype),
-            "max_length": self.model.max_seq_length,
+            "max_length": settings.max_length if self.chat else self.model.max_seq_length,
             "fused": self.fused,
             "text_weight": None if self.fused else text_weight,
-            "query_prompt": query_prompt,
+            "query_prompt": self.prompts[QUERIES],
+            "document_prompt": self.prompts[CORPUS],
+            "image": self.module.processing_kwargs.get("image") if self.chat else None,
         }
 
     def collate(self, role: str):
@@ -199,7 +223,10 @@ class SentenceTransformersEncoder:
 
     def _encode(self, inputs, role: str) -> torch.Tensor:
         encode = self.model.encode_query if role == QUERIES else self.model.encode_document
-        kwargs = {"prompt": self.query_prompt} if role == QUERIES and self.query_prompt is not None else {}
+        prompt = self.prompts[role]
+        kwargs = {"prompt": prompt} if prompt is not None else {}
+        if self.chat and self.settings.max_length:
+            inputs = [self.fit(item, prompt) for item in inputs]
         vectors = encode(
             inputs,
             batch_size=len(inputs),
@@ -209,6 +236,17 @@ class SentenceTransformersEncoder:
             **kwargs,
         )
         return vectors.float()
+
+    def fit(self, item, prompt):
+        """An input whose rendered conversation fits the token budget: its text cut, its image kept."""
+        if not isinstance(item, dict):
+            return item
+
+        def length_of(texts):
+            return self.module.preprocess([with_text(item, texts[0])], prompt=prompt)["input_ids"].shape[1]
+
+        (text,) = fitted(length_of, [item["text"]], self.module.tokenizer, self.settings.max_length, "an input")
+        return with_text(item, text)
 
     @torch.inference_mode()
     def encode(self, batch, role: str) -> torch.Tensor:
@@ -233,11 +271,31 @@ class SentenceTransformersEncoder:
         return out
 
 
+def with_text(item: dict, text):
+    """An image + text input with ``text`` (the image alone when it is None)."""
+    return {**item, "text": text} if text else item["image"]
+
+
+def processing_kwargs(current: dict, settings: Preset) -> dict:
+    """The chat-template module's processing keywords with the preset's pixel budget, and text truncation off
+    (``fitted`` cuts text; the processor would cut into image tokens)."""
+    merged = {key: dict(value) for key, value in current.items()}
+    merged.setdefault("text", {})["truncation"] = False
+    if settings.min_pixels or settings.max_pixels:
+        size = merged.setdefault("image", {}).setdefault("size", {})
+        if settings.min_pixels:
+            size["shortest_edge"] = settings.min_pixels
+        if settings.max_pixels:
+            size["longest_edge"] = settings.max_pixels
+    return merged
+
+
 ENCODERS = {"transformers": DualEncoder, "sentence-transformers": SentenceTransformersEncoder}
 
 
-def build_encoder(backend: str, model_id: str, **options):
-    """The ``backend``'s encoder of ``model_id`` (a local folder by its absolute path); ``options``: its keywords."""
+def build_encoder(backend: str, model_id: str, settings: Preset, **options):
+    """The ``backend``'s encoder of ``model_id`` (a local folder by its absolute path) with the run's
+    ``settings``; ``options``: its keywords."""
     if os.path.isdir(model_id):
         model_id = os.path.abspath(model_id)
-    return ENCODERS[backend](model_id, **options)
+    return ENCODERS[backend](model_id, settings, **options)

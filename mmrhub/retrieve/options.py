@@ -6,11 +6,13 @@ from dataclasses import field
 from pathlib import Path
 
 from mmrhub.retrieve.naming import default_output
+from mmrhub.retrieve.presets import Preset
+from mmrhub.retrieve.presets import resolve
 
 BACKENDS = ("sentence-transformers", "transformers")
 DEFAULT_MODELS = {
     "sentence-transformers": "Qwen/Qwen3-VL-Embedding-2B",
-    "transformers": "openai/clip-vit-large-patch14",
+    "transformers": "OFA-Sys/chinese-clip-vit-large-patch14",  # MIPR is Chinese
 }
 DEFAULT_RERANKER = "Qwen/Qwen3-VL-Reranker-2B"
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -62,6 +64,23 @@ class OutputOptions:
 
 
 @dataclass(frozen=True)
+class ModelSettings:
+    """The preset (None: the one the model id names; ``none``: the checkpoint's own) and what overrides it."""
+
+    preset: str | None = None
+    query_instruction: str | None = None  # embedding: queries' instruction; reranker: the <Instruct> line
+    document_instruction: str | None = None
+    min_pixels: int | None = None
+    max_pixels: int | None = None
+    max_length: int | None = None  # tokens; text is cut, image tokens never
+
+    def resolve(self, model_id: str, role: str) -> Preset:
+        """The settings a run of ``model_id`` in ``role`` uses."""
+        overrides = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "preset"}
+        return resolve(model_id, self.preset, role, **overrides)
+
+
+@dataclass(frozen=True)
 class RetrieveOptions:
     """Embed queries and corpus with ``model``, retrieve the exact top-k (or rank ``candidates`` pools)."""
 
@@ -69,9 +88,8 @@ class RetrieveOptions:
     model: str  # Hub id or local folder
     backend: str = "sentence-transformers"  # one of BACKENDS
     revision: str | None = None
-    max_length: int | None = None  # max text tokens; None: the model's own limit
+    settings: ModelSettings = field(default_factory=ModelSettings)
     text_weight: float = 0.5  # fusion of separate image and text vectors
-    query_prompt: str | None = None  # None: the model's own query prompt
     batch_size: int = 32
     top_k: int = 100
     search: str = "torch"  # one of SEARCHES
@@ -88,8 +106,7 @@ class RerankOptions:
     candidates: str
     model: str = DEFAULT_RERANKER
     revision: str | None = None
-    max_length: int | None = None  # max tokens of a (query, candidate) input; None: the model's
-    prompt: str | None = None  # None: the model's own instruction
+    settings: ModelSettings = field(default_factory=ModelSettings)  # query_instruction: the <Instruct> line
     batch_size: int = 16  # pairs per forward pass
     top_n: int | None = None  # None: the whole pool
     chunk_queries: int = 64  # queries per cached chunk of scores

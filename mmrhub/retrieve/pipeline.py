@@ -3,7 +3,6 @@
 import json
 import time
 from functools import partial
-from pathlib import Path
 
 import torch
 from tqdm.auto import tqdm
@@ -19,8 +18,11 @@ from mmrhub.retrieve.devices import resolve_dtype
 from mmrhub.retrieve.encoders import CORPUS
 from mmrhub.retrieve.encoders import QUERIES
 from mmrhub.retrieve.encoders import build_encoder
+from mmrhub.retrieve.loading import check_reachable
 from mmrhub.retrieve.options import RetrieveOptions
 from mmrhub.retrieve.phases import Phases
+from mmrhub.retrieve.provenance import caption
+from mmrhub.retrieve.provenance import write_meta
 from mmrhub.retrieve.runfile import rankings
 from mmrhub.retrieve.runfile import read_pools
 from mmrhub.retrieve.topk import exact_topk
@@ -30,6 +32,7 @@ from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.run_writing import write_run
 from mmrhub.scoring.score import score_runs
 from mmrhub.scoring.tables import table
+from mmrhub.writing import write_text
 
 
 def embed(side: LoadedSide, role, encoder, context, options: RetrieveOptions, phases) -> torch.Tensor:
@@ -115,15 +118,16 @@ def _run(options: RetrieveOptions, context) -> int:
     pools = read_pools(options.candidates, truth, queries.ids, corpus.ids) if options.candidates else None
 
     started = time.perf_counter()
+    settings = options.settings.resolve(options.model, "embedding")
+    check_reachable(options.model, "--model", options.revision)
     encoder = build_encoder(
         options.backend,
         options.model,
+        settings,
         revision=options.revision,
         device=context.device,
         dtype=dtype,
-        max_length=options.max_length,
         text_weight=options.text_weight,
-        query_prompt=options.query_prompt,
     )
     phases.done("load model", 0, started, f" ({options.backend}: {options.model})")
 
@@ -135,6 +139,15 @@ def _run(options: RetrieveOptions, context) -> int:
     scores, indices = search(query_vectors, corpus_vectors, options, pools, context, phases)
     ids, values = rankings(corpus.ids, scores, indices)
     output = write_run(options.output.run_path(benchmark.name, options.model), queries.ids, ids, values)
+    write_meta(
+        output,
+        "retrieve",
+        encoder.identity,
+        settings,
+        device=str(context.device),
+        backend=options.backend,
+        candidates=options.candidates,
+    )
     phases.say(f"Run written to {output} ({len(queries.ids):,} queries).")
     if options.output.score:
         request = ScoringRequest(
@@ -145,6 +158,7 @@ def _run(options: RetrieveOptions, context) -> int:
             measure_options={"k": benchmark.measures.DEFAULT_K},
         )
         rows = score_runs(request, truth)
+        print(caption(options.model, settings))
         print(table([(row.name, row.result) for row in rows]))
     if options.output.stats_json:
         stats = {
@@ -152,8 +166,9 @@ def _run(options: RetrieveOptions, context) -> int:
             "world_size": context.world_size,
             "dtype": str(dtype),
             "model": options.model,
+            "preset": settings.name,
             "backend": options.backend,
             "phases": phases.stats,
         }
-        Path(options.output.stats_json).write_text(json.dumps(stats, indent=1))
+        write_text(options.output.stats_json, json.dumps(stats, indent=1))
     return 0

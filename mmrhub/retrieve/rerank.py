@@ -7,7 +7,6 @@ gathers the scores in chunk order, so the run is the one a single process writes
 import json
 import time
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -21,6 +20,8 @@ from mmrhub.retrieve.data import load_both_sides
 from mmrhub.retrieve.devices import resolve_dtype
 from mmrhub.retrieve.options import RerankOptions
 from mmrhub.retrieve.phases import Phases
+from mmrhub.retrieve.provenance import caption
+from mmrhub.retrieve.provenance import write_meta
 from mmrhub.retrieve.rerank_cache import ScoreCache
 from mmrhub.retrieve.rerank_pairs import batches
 from mmrhub.retrieve.rerank_pairs import chunks
@@ -35,6 +36,7 @@ from mmrhub.scoring.run_validation import check_pool
 from mmrhub.scoring.run_writing import write_run
 from mmrhub.scoring.score import score_runs
 from mmrhub.scoring.tables import table
+from mmrhub.writing import write_text
 
 
 def run(options: RerankOptions) -> int:
@@ -63,14 +65,8 @@ def _run(options: RerankOptions, context) -> int:
     pools, fingerprints = distributed.broadcast((pools, fingerprints), context)
 
     started = time.perf_counter()
-    reranker = Reranker(
-        options.model,
-        revision=options.revision,
-        device=context.device,
-        dtype=dtype,
-        max_length=options.max_length,
-        prompt=options.prompt,
-    )
+    settings = options.settings.resolve(options.model, "reranker")
+    reranker = Reranker(options.model, settings, revision=options.revision, device=context.device, dtype=dtype)
     phases.done("load model", 0, started, f" (CrossEncoder: {options.model})")
 
     cache = ScoreCache(runtime.cache_dir, reranker.identity, fingerprints) if runtime.use_cache else None
@@ -95,6 +91,7 @@ def _run(options: RerankOptions, context) -> int:
             values.append(item_scores)
     output = write_run(options.output.run_path(benchmark.name, options.model), queries.ids, rankings, values)
     check_pool(read_run(output), read_run(options.candidates))
+    write_meta(output, "rerank", reranker.identity, settings, device=str(context.device), candidates=options.candidates)
     phases.say(f"Run written to {output} ({len(queries.ids):,} queries; pools of {options.candidates} kept).")
     if options.output.score:
         request = ScoringRequest(
@@ -105,6 +102,7 @@ def _run(options: RerankOptions, context) -> int:
             measure_options={"k": benchmark.measures.DEFAULT_K},
         )
         rows = score_runs(request, truth)
+        print(caption(options.model, settings))
         print(table([(row.name, row.result) for row in rows]))
     if options.output.stats_json:
         stats = {
@@ -112,9 +110,10 @@ def _run(options: RerankOptions, context) -> int:
             "world_size": context.world_size,
             "dtype": str(dtype),
             "model": options.model,
+            "preset": settings.name,
             "phases": phases.stats,
         }
-        Path(options.output.stats_json).write_text(json.dumps(stats, indent=1))
+        write_text(options.output.stats_json, json.dumps(stats, indent=1))
     return 0
 
 

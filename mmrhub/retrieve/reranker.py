@@ -11,8 +11,13 @@ import os
 import torch
 
 from mmrhub.retrieve.data import Items
+from mmrhub.retrieve.encoders import processing_kwargs
 from mmrhub.retrieve.encoders import rgb
+from mmrhub.retrieve.encoders import with_text
+from mmrhub.retrieve.fitting import fitted
 from mmrhub.retrieve.identity import model_identity
+from mmrhub.retrieve.loading import load_cross_encoder
+from mmrhub.retrieve.presets import Preset
 
 
 class PairItems(torch.utils.data.Dataset):
@@ -45,45 +50,65 @@ class PairCollate:
     """Runs in DataLoader workers: images converted and the model's processor applied (resizing, patching,
     chat template, tokenizing), so the main process only moves tensors and runs the model."""
 
-    def __init__(self, model, prompt):
-        self.model, self.prompt = model, prompt
+    def __init__(self, model, prompt, max_length=None):
+        self.model, self.prompt, self.max_length = model, prompt, max_length
 
     def __call__(self, rows):
         """A batch of (query, candidate) pairs as the model's inputs."""
         pairs = [(model_input(query), model_input(candidate)) for query, candidate in rows]
+        if self.max_length:
+            pairs = [self.fit(pair) for pair in pairs]
         return self.model.preprocess(pairs, prompt=self.prompt)
+
+    def fit(self, pair):
+        """A pair whose rendered conversation fits the token budget: the candidate's text cut first, then the
+        query's; images kept."""
+        texts = [item["text"] if isinstance(item, dict) else None for item in pair]
+
+        def rebuilt(texts):
+            return tuple(with_text(item, text) if isinstance(item, dict) else item for item, text in zip(pair, texts))
+
+        def length_of(texts):
+            return self.model.preprocess([rebuilt(texts)], prompt=self.prompt)["input_ids"].shape[1]
+
+        return rebuilt(fitted(length_of, texts, self.model[0].tokenizer, self.max_length, "a (query, candidate) pair"))
 
 
 class Reranker:
     """A sentence-transformers CrossEncoder on image + text pairs, with the identity its cached scores are keyed by."""
 
-    def __init__(self, model_id, revision=None, device="cpu", dtype=torch.float32, max_length=None, prompt=None):
-        from sentence_transformers import CrossEncoder
-
+    def __init__(self, model_id, settings: Preset, revision=None, device="cpu", dtype=torch.float32):
         if os.path.isdir(model_id):
             model_id = os.path.abspath(model_id)
-        self.model = CrossEncoder(
-            model_id, revision=revision, device=str(device), max_length=max_length, model_kwargs={"dtype": dtype}
-        )
+        self.model = load_cross_encoder(model_id, revision, device, dtype)
         if not self.model.supports(("image", "text")) and not self.model.supports("message"):
             raise ValueError(
                 f"--model {model_id}: this CrossEncoder takes {', '.join(map(str, self.model.modalities))} only; "
                 "reranking here needs image + text inputs (e.g. Qwen/Qwen3-VL-Reranker-2B)."
             )
-        self.prompt = prompt
+        module = self.model[0]
+        self.chat = "message" in getattr(module, "modality_config", {})
+        if self.chat:
+            module.processing_kwargs = processing_kwargs(module.processing_kwargs, settings)
+        elif settings.max_length:
+            self.model.max_seq_length = settings.max_length
+        self.settings = settings
+        self.prompt = settings.query_instruction
         self.identity = {
             "backend": "sentence-transformers CrossEncoder",
             "model": model_identity(model_id, revision),
             "dtype": str(dtype),
-            "max_length": self.model.max_seq_length,
-            "prompt": prompt,
+            "max_length": settings.max_length if self.chat else self.model.max_seq_length,
+            "prompt": self.prompt,
+            "image": module.processing_kwargs.get("image") if self.chat else None,
             "activation": type(self.model.activation_fn).__name__,
         }
 
     def collate(self):
         """The DataLoader's collate: the model's preprocessing, run in the workers."""
         # The prompt predict() would use: ours, else the model's default one.
-        return PairCollate(self.model, self.model._resolve_prompt(self.prompt, None))
+        prompt = self.model._resolve_prompt(self.prompt, None)
+        return PairCollate(self.model, prompt, self.settings.max_length if self.chat else None)
 
     @torch.inference_mode()
     def score(self, features) -> torch.Tensor:

@@ -13,6 +13,7 @@ import mmrhub.retrieve
 from mmrhub.benchmarks import MIPR
 from mmrhub.commands import baseline
 from mmrhub.retrieve.options import DataOptions
+from mmrhub.retrieve.options import ModelSettings
 from mmrhub.retrieve.options import OutputOptions
 from mmrhub.retrieve.options import RerankOptions
 from mmrhub.retrieve.options import RetrieveOptions
@@ -58,12 +59,58 @@ def test_rerank_options_refuse_sizes_below_one():
         RerankOptions(DataOptions(MIPR), candidates="run.json", chunk_queries=0)
 
 
-def test_baseline_hands_option_objects_to_both_pipelines(tmp_path, monkeypatch):
+def fake_pipelines(monkeypatch) -> list:
+    """Both pipelines replaced by recorders of the options they are handed; the list they fill."""
     received = []
     for name in ("pipeline", "rerank"):
         fake = types.SimpleNamespace(run=lambda options: received.append(options) or 0)
         monkeypatch.setitem(sys.modules, f"mmrhub.retrieve.{name}", fake)
         monkeypatch.setattr(mmrhub.retrieve, name, fake, raising=False)
+    return received
+
+
+def test_baseline_paper_runs_the_8b_models_with_their_presets(tmp_path, monkeypatch):
+    received = fake_pipelines(monkeypatch)
+    parser = argparse.ArgumentParser()
+    baseline.register(parser.add_subparsers())
+    args = parser.parse_args(["baseline", "mipr", "--paper", "--output-dir", str(tmp_path)])
+    monkeypatch.setenv("RANK", "1")
+    assert args.func(args) == 0
+    retrieve, rerank = received
+    assert (retrieve.model, rerank.model) == ("Qwen/Qwen3-VL-Embedding-8B", "Qwen/Qwen3-VL-Reranker-8B")
+    assert (retrieve.settings.preset, rerank.settings.preset) == ("qwen3-vl-embedding", "qwen3-vl-reranker")
+    assert retrieve.top_k == 50 and rerank.candidates == retrieve.output.path
+
+
+def test_baseline_default_pair_is_the_2b_models(tmp_path, monkeypatch):
+    received = fake_pipelines(monkeypatch)
+    parser = argparse.ArgumentParser()
+    baseline.register(parser.add_subparsers())
+    args = parser.parse_args(["baseline", "mipr", "--output-dir", str(tmp_path)])
+    monkeypatch.setenv("RANK", "1")
+    assert args.func(args) == 0
+    retrieve, rerank = received
+    assert (retrieve.model, rerank.model) == ("Qwen/Qwen3-VL-Embedding-2B", "Qwen/Qwen3-VL-Reranker-2B")
+    assert retrieve.settings.resolve(retrieve.model, "embedding").name == "qwen3-vl-embedding"
+
+
+def test_baseline_runs_of_two_folders_with_one_name_differ(tmp_path, monkeypatch):
+    received = fake_pipelines(monkeypatch)
+    parser = argparse.ArgumentParser()
+    baseline.register(parser.add_subparsers())
+    embedding, reranker = tmp_path / "a" / "hub", tmp_path / "b" / "hub"
+    args = parser.parse_args(
+        ["baseline", "mipr", "--embedding-model", str(embedding), "--reranker-model", str(reranker)]
+        + ["--output-dir", str(tmp_path)]
+    )
+    monkeypatch.setenv("RANK", "1")
+    assert args.func(args) == 0
+    retrieve, rerank = received
+    assert retrieve.output.path != rerank.output.path and rerank.candidates == retrieve.output.path
+
+
+def test_baseline_hands_option_objects_to_both_pipelines(tmp_path, monkeypatch):
+    received = fake_pipelines(monkeypatch)
 
     def refuse(self, args=None, namespace=None):
         raise AssertionError(f"{self.prog} re-parsed {args}")
@@ -115,7 +162,7 @@ def test_baseline_hands_option_objects_to_both_pipelines(tmp_path, monkeypatch):
         data=data,
         candidates=embedding_run,
         model="org/Rerank-1",
-        prompt="judge",
+        settings=ModelSettings(query_instruction="judge"),
         top_n=3,
         runtime=RunOptions(**{**vars(runtime), "cache_dir": str(tmp_path / "cache" / "rerank")}),
         output=OutputOptions(path=str(tmp_path / "runs" / "mipr_Rerank-1_top7.json"), score=False),

@@ -1,0 +1,84 @@
+"""Loading that fails loudly: a Hub that cannot be reached, a reranker without its scoring modules, a chat template
+that cannot be read, each one line naming the file or option and the fix."""
+
+import os
+import socket
+from pathlib import Path
+from urllib.parse import urlparse
+
+HUB_TIMEOUT = 3.0  # seconds to wait for the Hub before saying it cannot be reached
+CHAT_TEMPLATE_CONFLICT = "conflicting files"  # transformers' words for chat_template.json beside additional_*
+
+
+def hub_reachable(timeout: float = HUB_TIMEOUT) -> bool:
+    """Whether a connection to the Hub (``HF_ENDPOINT``) opens within ``timeout``."""
+    endpoint = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    port = endpoint.port or (443 if endpoint.scheme == "https" else 80)
+    try:
+        socket.create_connection((endpoint.hostname, port), timeout=timeout).close()
+    except OSError:
+        return False
+    return True
+
+
+def cached_file(model_id: str, filename: str, revision=None):
+    """A Hub model's file as cached here: a path, False when the Hub said it has no such file, None if unknown."""
+    from huggingface_hub import try_to_load_from_cache
+
+    path = try_to_load_from_cache(model_id, filename, revision=revision)
+    return path if isinstance(path, str) else (False if path is not None else None)
+
+
+def check_reachable(model_id: str, flag: str, revision=None) -> None:
+    """Before loading a Hub id: an error with the hint at once when the Hub cannot be reached and the model is not
+    cached, rather than minutes of retries."""
+    if os.path.isdir(model_id) or os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+        return
+    if hub_reachable():
+        return
+    if cached_file(model_id, "config.json", revision):
+        raise ConnectionError(
+            f"{flag} {model_id}: the Hub cannot be reached; it is cached here, so set HF_HUB_OFFLINE=1 to use it."
+        )
+    raise ConnectionError(
+        f"{flag} {model_id}: the Hub cannot be reached and the model is not cached; download it where the Hub can "
+        "be reached, then give --model PATH (its folder) or set HF_HUB_OFFLINE=1 with HF_HOME pointing at that cache."
+    )
+
+
+def check_modules(model_id: str, revision=None) -> None:
+    """A CrossEncoder checkpoint needs modules.json: without it sentence-transformers adds a newly initialised
+    classification head, whose random scores would pass for a ranking."""
+    if os.path.isdir(model_id):
+        present = (Path(model_id) / "modules.json").is_file()
+    else:
+        present = cached_file(model_id, "modules.json", revision) is not False
+    if not present:
+        raise ValueError(
+            f"--model {model_id}: no modules.json, so its scoring head would be newly initialised (random); use a "
+            "sentence-transformers CrossEncoder checkpoint (e.g. Qwen/Qwen3-VL-Reranker-2B) or add its modules.json."
+        )
+
+
+def load_cross_encoder(model_id: str, revision, device, dtype):
+    """A CrossEncoder, after the checks above; a chat template transformers cannot read is named with its fix."""
+    from sentence_transformers import CrossEncoder
+
+    check_reachable(model_id, "--model", revision)
+    check_modules(model_id, revision)
+    try:
+        model = CrossEncoder(model_id, revision=revision, device=str(device), model_kwargs={"dtype": dtype})
+    except ValueError as err:
+        if CHAT_TEMPLATE_CONFLICT not in str(err):
+            raise
+        raise ValueError(
+            f"--model {model_id}: chat_template.json cannot be read beside additional_chat_templates/ "
+            "(transformers 5); rename its template to chat_template.jinja (the JSON file's chat_template value) "
+            "and remove chat_template.json."
+        ) from err
+    if getattr(model[0], "processor", None) is not None and "message" in getattr(model[0], "modality_config", {}):
+        if getattr(model[0].processor, "chat_template", None) is None:
+            raise ValueError(
+                f"--model {model_id}: its processor has no chat template; add chat_template.jinja to the checkpoint."
+            )
+    return model

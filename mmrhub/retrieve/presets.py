@@ -1,0 +1,166 @@
+"""Reference presets: each model family's settings as its authors run it, with where each setting comes from.
+
+Sources (read at these commits; line numbers refer to them):
+  QE  QwenLM/Qwen3-VL-Embedding@8ce3aab src/models/qwen3_vl_embedding.py
+  QR  QwenLM/Qwen3-VL-Embedding@8ce3aab src/models/qwen3_vl_reranker.py
+  QM  QwenLM/Qwen3-VL-Embedding@8ce3aab README.md
+  CC  OFA-Sys/Chinese-CLIP@31863c7 cn_clip/clip/utils.py
+
+A preset follows from the model id (``preset_for``); ``--preset NAME`` picks one for a local folder and
+``--preset none`` keeps the checkpoint's own settings. Imports nothing heavy.
+"""
+
+import re
+import unicodedata
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import replace
+
+NONE = "none"
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One model family's reference settings; None leaves a setting to the checkpoint."""
+
+    name: str
+    role: str  # "embedding" or "reranker": which command the family serves
+    query_instruction: str | None = None  # embedding: system turn of queries; reranker: the <Instruct>: line
+    document_instruction: str | None = None  # embedding: system turn of corpus items
+    system_prompt: str | None = None  # reranker: its fixed system turn
+    min_pixels: int | None = None  # image budget: resized so that min_pixels <= h * w <= max_pixels
+    max_pixels: int | None = None
+    max_length: int | None = None  # tokens; text is cut, image tokens never
+    square_resize: bool = False  # dual encoders: resized to the vision tower's square input, no centre crop
+    resample: str | None = None  # dual encoders: the resize filter
+    pad_to_max_length: bool = False  # dual encoders: texts padded to max_length, as the authors' tokenizer does
+    punctuate: bool = False  # instructions end in punctuation (a '.' appended otherwise)
+    pooling: str | None = None  # what the vector is: recorded, the checkpoint's modules compute it
+    score: str | None = None  # what a reranker's score is: recorded, the checkpoint's modules compute it
+    sources: tuple = ()  # (setting, "file:line") pairs
+
+    def settings(self) -> dict:
+        """Every setting and its source, as the run's metadata records them."""
+        return {**asdict(self), "sources": dict(self.sources)}
+
+    def with_overrides(self, **overrides) -> "Preset":
+        """This preset with the given settings replaced (None values ignored)."""
+        given = {key: value for key, value in overrides.items() if value is not None}
+        return replace(self, **given) if given else self
+
+
+# 32 = the 16-pixel patch times the 2x2 merge: QE:25-26, QR:18-19.
+_QWEN_MIN_PIXELS = 4 * 32 * 32
+_QWEN_MAX_PIXELS = 1800 * 32 * 32
+
+QWEN3_VL_EMBEDDING = Preset(
+    name="qwen3-vl-embedding",
+    role="embedding",
+    query_instruction="Retrieve images or text relevant to the user's query.",
+    document_instruction="Represent the user's input.",
+    min_pixels=_QWEN_MIN_PIXELS,
+    max_pixels=_QWEN_MAX_PIXELS,
+    max_length=8192,
+    punctuate=True,
+    pooling="last token, L2-normalised",
+    sources=(
+        ("query_instruction", "QM:173 (the instruction their example gives queries)"),
+        ("document_instruction", "QE:170 (default_instruction), QE:239 (the system turn of every input)"),
+        ("instruction punctuation", "QE:230-234 (a '.' appended unless it ends in Unicode punctuation)"),
+        ("image before text", "QE:302-324"),
+        ("min_pixels", "QE:27"),
+        ("max_pixels", "QE:28"),
+        ("max_length", "QE:24, QE:356-358; special (image) tokens kept when cutting: QE:201-218"),
+        ("pooling", "QE:365-370 (last attended token), QE:390-391 (L2)"),
+        ("padding side", "QE:188 (right)"),
+    ),
+)
+
+QWEN3_VL_RERANKER = Preset(
+    name="qwen3-vl-reranker",
+    role="reranker",
+    query_instruction="Given a search query, retrieve relevant candidates that answer the query.",
+    system_prompt=(
+        "Judge whether the Document meets the requirements based on the Query and the Instruct provided. Note that "
+        'the answer can only be "yes" or "no".'
+    ),
+    min_pixels=_QWEN_MIN_PIXELS,
+    max_pixels=_QWEN_MAX_PIXELS,
+    max_length=10240,
+    score='sigmoid(logit("yes") - logit("no")) at the last token',
+    sources=(
+        ("query_instruction", "QR:85 (default_instruction)"),
+        ("system_prompt", "QR:334-340"),
+        ("conversation", "QR:349-370 ('<Instruct>: ', '<Query>:', '\\n<Document>:'; image before text QR:295-317)"),
+        ("min_pixels", "QR:20"),
+        ("max_pixels", "QR:21"),
+        ("max_length", "QR:17; special (image) tokens kept when cutting: QR:139-164, QR:205-211"),
+        ("score", "QR:120-137"),
+        ("padding side", "QR:109 (left)"),
+    ),
+)
+
+CHINESE_CLIP = Preset(
+    name="chinese-clip",
+    role="embedding",
+    max_length=52,
+    square_resize=True,
+    resample="bicubic",
+    pad_to_max_length=True,
+    sources=(
+        ("max_length", "CC:145 (context_length=52; 'all baseline models use 52', CC:153)"),
+        ("pad_to_max_length", "CC:166-170"),
+        ("square_resize", "CC:181 (Resize((224, 224)): square, no centre crop; 224 = ViT-L-14's input, CC:32-34)"),
+        ("resample", "CC:181 (InterpolationMode.BICUBIC)"),
+    ),
+)
+
+PRESETS = {preset.name: preset for preset in (QWEN3_VL_EMBEDDING, QWEN3_VL_RERANKER, CHINESE_CLIP)}
+PRESET_CHOICES = (*PRESETS, NONE)
+
+# A model id (or a folder path) -> its family; matched anywhere in the id, case-insensitively.
+_FAMILIES = (
+    (re.compile(r"qwen3-vl-embedding", re.IGNORECASE), QWEN3_VL_EMBEDDING),
+    (re.compile(r"qwen3-vl-reranker", re.IGNORECASE), QWEN3_VL_RERANKER),
+    (re.compile(r"chinese-clip", re.IGNORECASE), CHINESE_CLIP),
+)
+
+
+def resolve(model_id: str, name: str | None, role: str, **overrides) -> Preset:
+    """The settings a run uses: the preset (``preset_for``) with the given overrides; without a preset, a
+    ``none`` one holding the overrides alone (the checkpoint decides the rest)."""
+    preset = preset_for(model_id, name, role) or Preset(name=NONE, role=role)
+    return preset.with_overrides(**overrides)
+
+
+def instruction(preset: Preset, text: str | None) -> str | None:
+    """An instruction as the preset's model receives it (Qwen3-VL-Embedding's punctuation rule applied)."""
+    return punctuated(text) if preset.punctuate else text
+
+
+def preset_for(model_id: str, name: str | None, role: str) -> Preset | None:
+    """The preset ``name`` (``none``: no preset), else the one the model id names, else None; an error when it
+    serves the other command."""
+    if name == NONE:
+        return None
+    if name is not None:
+        preset = PRESETS[name]
+    else:
+        preset = next((preset for pattern, preset in _FAMILIES if pattern.search(str(model_id))), None)
+    if preset is not None and preset.role != role:
+        raise ValueError(
+            f"--preset {preset.name} is for {preset.role} models, not {role} models ({model_id}); "
+            f"give --preset {NONE} or one of {', '.join(p for p, v in PRESETS.items() if v.role == role)}."
+        )
+    return preset
+
+
+def punctuated(instruction: str | None) -> str | None:
+    """The instruction stripped, with a '.' appended unless it ends in punctuation: Qwen3-VL-Embedding's rule
+    (QE:230-234)."""
+    if instruction is None:
+        return None
+    instruction = instruction.strip()
+    if instruction and not unicodedata.category(instruction[-1]).startswith("P"):
+        instruction += "."
+    return instruction
