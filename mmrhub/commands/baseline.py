@@ -144,6 +144,7 @@ def run(args) -> int:
     from mmrhub.retrieve import rerank
     from mmrhub.scoring.request import ScoringRequest
     from mmrhub.scoring.score import score_runs
+    from mmrhub.scoring.output import sample_caption
     from mmrhub.scoring.tables import table
 
     pipeline.run(retrieve_options)
@@ -168,7 +169,7 @@ def run(args) -> int:
         f"{caption(retrieve_options.model, retrieve_options.settings.resolve(retrieve_options.model, 'embedding'))}; "
         f"{caption(rerank_options.model, rerank_options.settings.resolve(rerank_options.model, 'reranker'))}"
     )
-    print(table([(row.name, row.result) for row in rows]))
+    print(table([(row.name, row.result) for row in rows]) + sample_caption(request, truth))
     print(
         f"Reranking and the Oracle operate on {model_name(retrieve_options.model)}'s top-{args.top_k} candidates; "
         f"runs in {Path(args.output_dir)}."

@@ -31,6 +31,7 @@ from mmrhub.retrieve.topk import pool_topk
 from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.run_writing import write_run
 from mmrhub.scoring.score import score_runs
+from mmrhub.scoring.output import sample_caption
 from mmrhub.scoring.tables import table
 from mmrhub.writing import write_text
 
@@ -159,7 +160,7 @@ def _run(options: RetrieveOptions, context) -> int:
         )
         rows = score_runs(request, truth)
         print(caption(options.model, settings))
-        print(table([(row.name, row.result) for row in rows]))
+        print(table([(row.name, row.result) for row in rows]) + sample_caption(request, truth))
     if options.output.stats_json:
         stats = {
             "device": str(context.device),

@@ -35,6 +35,7 @@ from mmrhub.scoring.run_reading import read_run
 from mmrhub.scoring.run_validation import check_pool
 from mmrhub.scoring.run_writing import write_run
 from mmrhub.scoring.score import score_runs
+from mmrhub.scoring.output import sample_caption
 from mmrhub.scoring.tables import table
 from mmrhub.writing import write_text
 
@@ -103,7 +104,7 @@ def _run(options: RerankOptions, context) -> int:
         )
         rows = score_runs(request, truth)
         print(caption(options.model, settings))
-        print(table([(row.name, row.result) for row in rows]))
+        print(table([(row.name, row.result) for row in rows]) + sample_caption(request, truth))
     if options.output.stats_json:
         stats = {
             "device": str(context.device),

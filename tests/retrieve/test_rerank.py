@@ -90,7 +90,7 @@ def test_pools_kept_and_head_ordered_by_the_model_scores(tmp_path, reranker, cap
     got = {r["did"]: r["score"] for r in run[0]["ranked"][:TOP_N]}
     assert got == pytest.approx(expected, abs=1e-4)
     out = capsys.readouterr().out
-    assert "pairs/s" in out and "| System | nDCG@10 |" in out
+    assert "pairs/s" in out and "| System | nDCG@10 |" in out and "_Bundled MIPR sample (27 queries)" in out
 
 
 def test_ties_keep_the_baseline_order():
