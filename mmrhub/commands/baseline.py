@@ -142,9 +142,9 @@ def run(args) -> int:
     retrieve_options, rerank_options = pipeline_options(args)
     from mmrhub.retrieve import pipeline
     from mmrhub.retrieve import rerank
+    from mmrhub.scoring.output import sample_caption
     from mmrhub.scoring.request import ScoringRequest
     from mmrhub.scoring.score import score_runs
-    from mmrhub.scoring.output import sample_caption
     from mmrhub.scoring.tables import table
 
     pipeline.run(retrieve_options)

@@ -28,10 +28,10 @@ from mmrhub.retrieve.runfile import read_pools
 from mmrhub.retrieve.topk import exact_topk
 from mmrhub.retrieve.topk import faiss_topk
 from mmrhub.retrieve.topk import pool_topk
+from mmrhub.scoring.output import sample_caption
 from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.run_writing import write_run
 from mmrhub.scoring.score import score_runs
-from mmrhub.scoring.output import sample_caption
 from mmrhub.scoring.tables import table
 from mmrhub.writing import write_text
 

@@ -30,12 +30,12 @@ from mmrhub.retrieve.rerank_pairs import shard
 from mmrhub.retrieve.reranker import PairItems
 from mmrhub.retrieve.reranker import Reranker
 from mmrhub.retrieve.runfile import read_pools
+from mmrhub.scoring.output import sample_caption
 from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.run_reading import read_run
 from mmrhub.scoring.run_validation import check_pool
 from mmrhub.scoring.run_writing import write_run
 from mmrhub.scoring.score import score_runs
-from mmrhub.scoring.output import sample_caption
 from mmrhub.scoring.tables import table
 from mmrhub.writing import write_text
 
