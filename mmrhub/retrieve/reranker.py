@@ -15,6 +15,8 @@ from mmrhub.retrieve.encoders import processing_kwargs
 from mmrhub.retrieve.encoders import rgb
 from mmrhub.retrieve.encoders import with_text
 from mmrhub.retrieve.fitting import fitted
+from mmrhub.retrieve.fitting import most_image_tokens
+from mmrhub.retrieve.fitting import surely_fits
 from mmrhub.retrieve.identity import model_identity
 from mmrhub.retrieve.loading import load_cross_encoder
 from mmrhub.retrieve.presets import Preset
@@ -64,6 +66,10 @@ class PairCollate:
         """A pair whose rendered conversation fits the token budget: the candidate's text cut first, then the
         query's; images kept."""
         texts = [item["text"] if isinstance(item, dict) else None for item in pair]
+        module = self.model[0]
+        images = most_image_tokens(module.processor, len(pair))
+        if surely_fits(module.tokenizer, [*texts, self.prompt], images, self.max_length):
+            return pair
 
         def rebuilt(texts):
             return tuple(with_text(item, text) if isinstance(item, dict) else item for item, text in zip(pair, texts))
