@@ -245,7 +245,12 @@ class SentenceTransformersEncoder:
             return item
 
         tokenizer, limit = self.module.tokenizer, self.settings.max_length
-        if surely_fits(tokenizer, [item["text"], prompt], most_image_tokens(self.module.processor, 1), limit):
+        if surely_fits(
+            tokenizer,
+            [item["text"], prompt],
+            most_image_tokens(self.module.processor, 1, self.settings.max_pixels),
+            limit,
+        ):
             return item
 
         def length_of(texts):

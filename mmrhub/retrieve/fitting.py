@@ -8,17 +8,22 @@ TEMPLATE_TOKENS = 64  # more than the chat template's own tokens (roles, vision 
 
 def surely_fits(tokenizer, texts: list, image_tokens: int, max_length: int) -> bool:
     """Whether the input fits whatever its images' sizes: text tokens plus the most image tokens the pixel
-    budget allows plus the template's, without rendering it."""
+    budget allows plus the template's, without rendering it; False when the image tokens cannot be told."""
+    if image_tokens is None:
+        return False
     text_tokens = sum(len(tokenizer(text, add_special_tokens=False)["input_ids"]) for text in texts if text)
     return text_tokens + image_tokens + TEMPLATE_TOKENS <= max_length
 
 
-def most_image_tokens(processor, images: int) -> int:
-    """The most tokens ``images`` images can take under the processor's pixel budget (one token per merged
-    patch: 32x32 pixels for Qwen3-VL)."""
+def most_image_tokens(processor, images: int, max_pixels=None) -> int:
+    """The most tokens ``images`` images can take under ``max_pixels`` (else the processor's own budget), one
+    per merged patch (32x32 pixels for Qwen3-VL); None for processors without one (inputs are then rendered)."""
     image_processor = processor.image_processor
-    merged = image_processor.patch_size * image_processor.merge_size
-    return images * (image_processor.size["longest_edge"] // (merged * merged) + 2)
+    patch, merge = getattr(image_processor, "patch_size", None), getattr(image_processor, "merge_size", None)
+    longest = max_pixels or (getattr(image_processor, "size", None) or {}).get("longest_edge")
+    if not (patch and merge and longest):
+        return None
+    return images * (longest // (patch * merge) ** 2 + 2)
 
 
 def cut_text(tokenizer, text: str, tokens: int) -> str:

@@ -52,8 +52,8 @@ class PairCollate:
     """Runs in DataLoader workers: images converted and the model's processor applied (resizing, patching,
     chat template, tokenizing), so the main process only moves tensors and runs the model."""
 
-    def __init__(self, model, prompt, max_length=None):
-        self.model, self.prompt, self.max_length = model, prompt, max_length
+    def __init__(self, model, prompt, max_length=None, max_pixels=None):
+        self.model, self.prompt, self.max_length, self.max_pixels = model, prompt, max_length, max_pixels
 
     def __call__(self, rows):
         """A batch of (query, candidate) pairs as the model's inputs."""
@@ -67,7 +67,7 @@ class PairCollate:
         query's; images kept."""
         texts = [item["text"] if isinstance(item, dict) else None for item in pair]
         module = self.model[0]
-        images = most_image_tokens(module.processor, len(pair))
+        images = most_image_tokens(module.processor, len(pair), self.max_pixels)
         if surely_fits(module.tokenizer, [*texts, self.prompt], images, self.max_length):
             return pair
 
@@ -114,7 +114,8 @@ class Reranker:
         """The DataLoader's collate: the model's preprocessing, run in the workers."""
         # The prompt predict() would use: ours, else the model's default one.
         prompt = self.model._resolve_prompt(self.prompt, None)
-        return PairCollate(self.model, prompt, self.settings.max_length if self.chat else None)
+        max_length = self.settings.max_length if self.chat else None
+        return PairCollate(self.model, prompt, max_length, self.settings.max_pixels)
 
     @torch.inference_mode()
     def score(self, features) -> torch.Tensor:
