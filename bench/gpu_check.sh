@@ -15,12 +15,17 @@
 #   bench/gpu_check.sh [MODEL_DIR [BACKEND]]      env: CORPUS=8192 QUERIES=1024 BATCH=64 WORKERS=8 OUT=bench/out/gpu
 #                                                 RERANK_MODEL_DIR= RERANK_QUERIES=96 RERANK_BATCH=32
 #                                                 RERANK_SIZE=full (smoke: 1-layer towers, a check of the plumbing)
+#                                                 PRESET= (qwen3-vl-embedding for sentence-transformers, chinese-clip
+#                                                 for transformers) RERANK_PRESET=none (qwen3-vl-reranker for a
+#                                                 Qwen3-VL-Reranker folder; the LLaVA stand-in takes none)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODEL_DIR=${1:-}
 BACKEND=${2:-$([ -n "$MODEL_DIR" ] && echo sentence-transformers || echo transformers)}
 CORPUS=${CORPUS:-8192} QUERIES=${QUERIES:-1024} BATCH=${BATCH:-64} WORKERS=${WORKERS:-8}
 OUT=${OUT:-bench/out/gpu}
+PRESET=${PRESET:-$([ "$BACKEND" = sentence-transformers ] && echo qwen3-vl-embedding || echo chinese-clip)}
+RERANK_PRESET=${RERANK_PRESET:-none}
 RERANK_MODEL_DIR=${RERANK_MODEL_DIR:-} RERANK_QUERIES=${RERANK_QUERIES:-96} RERANK_BATCH=${RERANK_BATCH:-32}
 PYTHON=${PYTHON:-python}
 mkdir -p "$OUT"
@@ -120,7 +125,7 @@ echo "== embed + retrieve: $BACKEND $MODEL_DIR, batch $BATCH, $WORKERS workers =
 nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$OUT/util.csv" &
 SMI=$!
 "$PYTHON" scripts/embed_retrieve.py mipr --data-dir "$OUT/data" --backend "$BACKEND" --model "$MODEL_DIR" \
-  --batch-size "$BATCH" --num-workers "$WORKERS" --no-cache --output "$OUT/run.json" --stats-json "$OUT/stats.json" \
+  --preset "$PRESET" --batch-size "$BATCH" --num-workers "$WORKERS" --no-cache --output "$OUT/run.json" --stats-json "$OUT/stats.json" \
   2> >(grep -v "it/s]" >&2)
 kill "$SMI"
 report "$OUT/stats.json" "$OUT/util.csv"
@@ -181,7 +186,7 @@ fi
 nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$OUT/rerank_util.csv" &
 SMI=$!
 "$PYTHON" scripts/rerank.py mipr --data-dir "$OUT/rerank_data" --candidates "$OUT/candidates.json" \
-  --model "$RERANK_MODEL_DIR" --batch-size "$RERANK_BATCH" --num-workers "$WORKERS" --no-cache --no-eval \
+  --model "$RERANK_MODEL_DIR" --preset "$RERANK_PRESET" --batch-size "$RERANK_BATCH" --num-workers "$WORKERS" --no-cache --no-eval \
   --output "$OUT/rerank_run.json" --stats-json "$OUT/rerank_stats.json" 2> >(grep -v "pair/s]" >&2)
 kill "$SMI"
 report "$OUT/rerank_stats.json" "$OUT/rerank_util.csv"

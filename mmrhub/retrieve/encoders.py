@@ -13,6 +13,8 @@ import torch
 import torch.nn.functional as F
 
 from mmrhub.retrieve.fitting import fitted
+from mmrhub.retrieve.fitting import most_image_tokens
+from mmrhub.retrieve.fitting import surely_fits
 from mmrhub.retrieve.identity import model_identity
 from mmrhub.retrieve.presets import Preset
 from mmrhub.retrieve.presets import instruction
@@ -240,6 +242,15 @@ class SentenceTransformersEncoder:
     def fit(self, item, prompt):
         """An input whose rendered conversation fits the token budget: its text cut, its image kept."""
         if not isinstance(item, dict):
+            return item
+
+        tokenizer, limit = self.module.tokenizer, self.settings.max_length
+        if surely_fits(
+            tokenizer,
+            [item["text"], prompt],
+            most_image_tokens(self.module.processor, 1, self.settings.max_pixels),
+            limit,
+        ):
             return item
 
         def length_of(texts):

@@ -15,6 +15,8 @@ from mmrhub.retrieve.encoders import processing_kwargs
 from mmrhub.retrieve.encoders import rgb
 from mmrhub.retrieve.encoders import with_text
 from mmrhub.retrieve.fitting import fitted
+from mmrhub.retrieve.fitting import most_image_tokens
+from mmrhub.retrieve.fitting import surely_fits
 from mmrhub.retrieve.identity import model_identity
 from mmrhub.retrieve.loading import load_cross_encoder
 from mmrhub.retrieve.presets import Preset
@@ -50,8 +52,8 @@ class PairCollate:
     """Runs in DataLoader workers: images converted and the model's processor applied (resizing, patching,
     chat template, tokenizing), so the main process only moves tensors and runs the model."""
 
-    def __init__(self, model, prompt, max_length=None):
-        self.model, self.prompt, self.max_length = model, prompt, max_length
+    def __init__(self, model, prompt, max_length=None, max_pixels=None):
+        self.model, self.prompt, self.max_length, self.max_pixels = model, prompt, max_length, max_pixels
 
     def __call__(self, rows):
         """A batch of (query, candidate) pairs as the model's inputs."""
@@ -64,6 +66,10 @@ class PairCollate:
         """A pair whose rendered conversation fits the token budget: the candidate's text cut first, then the
         query's; images kept."""
         texts = [item["text"] if isinstance(item, dict) else None for item in pair]
+        module = self.model[0]
+        images = most_image_tokens(module.processor, len(pair), self.max_pixels)
+        if surely_fits(module.tokenizer, [*texts, self.prompt], images, self.max_length):
+            return pair
 
         def rebuilt(texts):
             return tuple(with_text(item, text) if isinstance(item, dict) else item for item, text in zip(pair, texts))
@@ -108,7 +114,8 @@ class Reranker:
         """The DataLoader's collate: the model's preprocessing, run in the workers."""
         # The prompt predict() would use: ours, else the model's default one.
         prompt = self.model._resolve_prompt(self.prompt, None)
-        return PairCollate(self.model, prompt, self.settings.max_length if self.chat else None)
+        max_length = self.settings.max_length if self.chat else None
+        return PairCollate(self.model, prompt, max_length, self.settings.max_pixels)
 
     @torch.inference_mode()
     def score(self, features) -> torch.Tensor:

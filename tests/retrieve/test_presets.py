@@ -1,0 +1,86 @@
+"""Reference presets: which one a model gets, the settings it records, and loading that fails loudly."""
+
+import json
+
+import pytest
+
+from mmrhub.retrieve.loading import check_modules
+from mmrhub.retrieve.loading import check_reachable
+from mmrhub.retrieve.options import ModelSettings
+from mmrhub.retrieve.presets import punctuated
+from mmrhub.retrieve.presets import resolve
+
+
+@pytest.mark.parametrize(
+    ("model", "role", "name"),
+    [
+        ("Qwen/Qwen3-VL-Embedding-8B", "embedding", "qwen3-vl-embedding"),
+        ("Qwen/Qwen3-VL-Reranker-2B", "reranker", "qwen3-vl-reranker"),
+        ("OFA-Sys/chinese-clip-vit-large-patch14", "embedding", "chinese-clip"),
+        ("/models/my-folder", "embedding", "none"),
+    ],
+)
+def test_the_preset_follows_from_the_model_id(model, role, name):
+    assert resolve(model, None, role).name == name
+
+
+def test_preset_name_and_overrides():
+    settings = ModelSettings(preset="qwen3-vl-embedding", max_pixels=65536).resolve("/models/hub", "embedding")
+    assert (settings.min_pixels, settings.max_pixels, settings.max_length) == (4096, 65536, 8192)
+    assert resolve("Qwen/Qwen3-VL-Embedding-2B", "none", "embedding").query_instruction is None
+    with pytest.raises(ValueError, match="--preset qwen3-vl-reranker is for reranker models"):
+        resolve("/models/hub", "qwen3-vl-reranker", "embedding")
+
+
+def test_every_setting_names_its_source():
+    settings = resolve("Qwen/Qwen3-VL-Embedding-2B", None, "embedding").settings()
+    assert settings["sources"]["max_pixels"] == "QE:28" and settings["max_pixels"] == 1_843_200
+
+
+@pytest.mark.parametrize(
+    ("given", "received"),
+    [("Find the product", "Find the product."), ("找商品。", "找商品。"), (" Retrieve? ", "Retrieve?"), (None, None)],
+)
+def test_the_authors_punctuation_rule(given, received):
+    assert punctuated(given) == received
+
+
+def test_a_reranker_without_modules_json_is_refused(tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(ValueError, match="no modules.json, so its scoring head would be newly initialised"):
+        check_modules(str(tmp_path))
+
+
+def test_an_unreachable_hub_fails_at_once_with_the_hint(monkeypatch):
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr("mmrhub.retrieve.loading.hub_reachable", lambda: False)
+    with pytest.raises(ConnectionError, match="HF_HUB_OFFLINE=1"):
+        check_reachable("org/not-cached-model", "--model")
+
+
+def test_chinese_clip_preset_pads_52_tokens_and_resizes_square(tmp_path):
+    pytest.importorskip("torch")
+    from _retrieve_helpers import build_tiny_chinese_clip
+    from PIL import Image
+
+    from mmrhub.retrieve.encoders import QUERIES
+    from mmrhub.retrieve.encoders import build_encoder
+
+    model = str(build_tiny_chinese_clip(tmp_path / "clip", ["除垢剂"]))
+    encoder = build_encoder("transformers", model, resolve(model, "chinese-clip", "embedding"))
+    batch = encoder.collate(QUERIES)([("q", "除垢剂", Image.new("RGB", (80, 40)))])
+    assert batch["text"]["input_ids"].shape == (1, 52)
+    assert batch["pixel_values"].shape[-2:] == (32, 32)  # the tiny tower's square input, the whole image kept
+    assert encoder.identity["padding"] == "max_length"
+
+
+def test_a_run_says_how_it_was_made(tmp_path):
+    pytest.importorskip("torch")
+    from _retrieve_helpers import build_tiny_chinese_clip
+    from test_retrieve import retrieve
+
+    model = build_tiny_chinese_clip(tmp_path / "clip", ["除垢剂"])
+    path, _, _ = retrieve(tmp_path, "mipr", "--backend", "transformers", "--model", model, "--preset", "chinese-clip")
+    meta = json.loads((tmp_path / "run.json.meta.json").read_text())
+    assert meta["preset"] == "chinese-clip" and meta["settings"]["max_length"] == 52
+    assert meta["model"]["model"]["files"] and meta["versions"]["transformers"]

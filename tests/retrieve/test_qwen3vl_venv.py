@@ -1,0 +1,19 @@
+"""The Qwen3-VL tests (tests/retrieve/test_qwen3vl.py) in the interpreter CI gives them: Qwen3-VL's processors need
+torchvision, which pins a torch other than the main environment's; .ci/run builds that venv and exports
+MMRHUB_QWEN3VL_PYTHON."""
+
+import os
+import subprocess
+
+import pytest
+from _paths import ROOT
+
+PYTHON = os.environ.get("MMRHUB_QWEN3VL_PYTHON")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not PYTHON, reason="MMRHUB_QWEN3VL_PYTHON unset: no venv with torchvision (.ci/run builds one)")
+def test_qwen3vl_tests_pass_with_torchvision():
+    test = ROOT / "tests" / "retrieve" / "test_qwen3vl.py"
+    done = subprocess.run([PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)], cwd=ROOT)
+    assert done.returncode == 0
