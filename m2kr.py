@@ -26,12 +26,10 @@ or as a loading script on ``datasets`` < 4.0, with ``m2kr_archive.py`` in the sa
 """
 
 import glob
-import errno
 import hashlib
 import json
 import logging
 import os
-import shutil
 import stat
 import sys
 from dataclasses import dataclass
@@ -42,7 +40,6 @@ from typing import Optional
 import datasets
 import fsspec
 import pyarrow as pa
-import xxhash
 from datasets.utils.file_utils import xopen
 
 # The format's rules (m2kr_format: also this builder's names, m2kr.M2krDataError, ...) and the split-zip file system
@@ -65,6 +62,10 @@ if __package__: \
 from .input_files import load_json_file
 else:
     from input_files import load_json_file
+if __package__: \
+from .builder_cache import VouchedCache, content_hash
+else:
+    from builder_cache import VouchedCache, content_hash
 # fmt: on
 
 logger = logging.getLogger(__name__)
@@ -99,9 +100,6 @@ ARCHIVES = {
     "challenge_passage": ("Web_Image.zip.001", "Web_Image.zip.002", "Web_Image.zip.003"),
 }
 IMAGE_NAME_FIELDS = {"challenge_data": "img_path", "challenge_passage": "page_screenshot"}
-_HASH_CHUNK = 1 << 20
-# Beside datasets' files in each cache entry: the key it was written under and its files' sizes.
-_ENTRY = "entry.json"
 
 
 _STRING = datasets.Value("string")
@@ -138,7 +136,7 @@ class M2krConfig(datasets.BuilderConfig):
     images_dir: Optional[str] = None
 
 
-class M2kr(datasets.ArrowBasedBuilder):
+class M2kr(VouchedCache, datasets.ArrowBasedBuilder):
     """Builder for the M2KR challenge queries, passages and ground truth.
 
     ``data_dir``: the folder or URL holding the tables and archives; ``HUB_TABLES`` for the two Hub repos; without
@@ -182,30 +180,6 @@ class M2kr(datasets.ArrowBasedBuilder):
         return datasets.DatasetInfo(
             description=_DESCRIPTION, features=FEATURES[self.config.name], citation=_CITATION, license=_LICENSE
         )
-
-    def download_and_prepare(self, *args, **kwargs):
-        """datasets' preparation, reusing only an entry that vouches for itself; a full disk under the cache is said
-        in words, naming the cache folder."""
-        if not args and "output_dir" not in kwargs and not _vouched(self._output_dir, self.hash):
-            shutil.rmtree(self._output_dir)  # damaged, or another key's: datasets would trust it, so rebuild
-        try:
-            super().download_and_prepare(*args, **kwargs)
-        except Exception as err:
-            full = _disk_full(err)
-            if not full:
-                raise
-            # datasets wraps it in "An error occurred while generating the dataset", which names neither.
-            raise OSError(
-                full.errno,
-                f"No space left in the datasets cache {self._cache_dir_root} ({full.strerror}) while writing "
-                f"{self.config.name}: free space there, or point HF_DATASETS_CACHE (or cache_dir=) at a folder on a "
-                "disk with room.",
-            ) from err
-
-    def _download_and_prepare(self, *args, **kwargs):
-        super()._download_and_prepare(*args, **kwargs)
-        # Here _output_dir is the incomplete folder, renamed into place with the rows once datasets is done.
-        _vouch(self._output_dir, self.hash)
 
     def _split_generators(self, dl_manager):
         # Validation runs here, not in _generate_tables: datasets would wrap its errors in DatasetGenerationError.
@@ -461,7 +435,7 @@ def _table_keys(pattern: str) -> list:
 def _content_key(path: str) -> str:
     if not stat.S_ISREG(os.stat(path).st_mode):
         return "not a regular file"  # never opened here (a pipe would wait for a writer); the reader says why
-    return _content_hash(path)
+    return content_hash(path)
 
 
 def _archive_state(path: str):
@@ -482,49 +456,6 @@ def _remote_states(pattern: str) -> Optional[list]:
         return [sorted(fs.info(path).items()) for path in sorted(fs.glob(fs_pattern))]
     except Exception:  # noqa: BLE001 - an unreachable host: preparation, not the cache key, reports it
         return None
-
-
-def _content_hash(path: str) -> str:
-    """xxh3-128 of a file's bytes, read into one reused buffer (a copy per chunk costs more than the hash)."""
-    digest, buffer = xxhash.xxh3_128(), bytearray(_HASH_CHUNK)
-    view = memoryview(buffer)
-    with open(path, "rb", buffering=0) as f:
-        while size := f.readinto(buffer):
-            digest.update(view[:size])
-    return digest.hexdigest()
-
-
-def _vouched(folder: str, key: str) -> bool:
-    """Whether a local cache entry may be reused: absent, or its manifest names ``key`` and the sizes of its files."""
-    if "://" in folder or not os.path.isdir(folder):
-        return True
-    try:
-        with open(os.path.join(folder, _ENTRY), encoding="utf-8") as f:
-            manifest = json.load(f)
-        files = manifest["files"]
-        return manifest["key"] == key and all(os.path.getsize(os.path.join(folder, n)) == files[n] for n in files)
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
-
-
-def _vouch(folder: str, key: str):
-    """Write the manifest of a local cache entry: its key and the size of each Arrow file."""
-    if "://" in folder:
-        return
-    files = {
-        name: os.path.getsize(os.path.join(folder, name)) for name in os.listdir(folder) if name.endswith(".arrow")
-    }
-    with open(os.path.join(folder, _ENTRY), "w", encoding="utf-8") as f:
-        json.dump({"key": key, "files": files}, f)
-
-
-def _disk_full(err: BaseException) -> Optional[OSError]:
-    """The "no space left" or "quota exceeded" error behind ``err``, if any."""
-    while err is not None:
-        if isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT):
-            return err
-        err = err.__cause__ or err.__context__
-    return None
 
 
 def _combined_hash(given: Optional[str], fingerprint: str) -> str:

@@ -19,12 +19,10 @@ or as a loading script on ``datasets`` < 4.0::
     load_dataset("path/to/mipr.py", "qrels", data_dir="path/to/mipr/data", trust_remote_code=True)
 """
 
-import errno
 import hashlib
 import json
 import logging
 import os
-import shutil
 import stat
 import sys
 from dataclasses import dataclass
@@ -36,7 +34,6 @@ import datasets
 import fsspec
 import pyarrow as pa
 import pyarrow.compute as pc
-import xxhash
 from datasets.utils.file_utils import xopen
 
 # The format's rules live beside this file; the names below are also this builder's (mipr.MiprDataError, ...).
@@ -55,6 +52,10 @@ if __package__: \
 from .input_files import load_json_file
 else:
     from input_files import load_json_file
+if __package__: \
+from .builder_cache import VouchedCache, content_hash
+else:
+    from builder_cache import VouchedCache, content_hash
 # fmt: on
 
 logger = logging.getLogger(__name__)
@@ -79,9 +80,6 @@ SAMPLE_DIR = _HERE / "data" / "mipr" if (_HERE / "data" / "mipr").is_dir() else 
 
 # Linear nDCG gains; every other grade, and an unjudged product, gains 0.
 GAINS = {"L1": 2, "L2": 1}
-_HASH_CHUNK = 1 << 20
-# Beside datasets' files in each cache entry: the key it was written under and its files' sizes.
-_ENTRY = "entry.json"
 
 _STRING = datasets.Value("string")
 FEATURES = {
@@ -110,7 +108,7 @@ class MiprConfig(datasets.BuilderConfig):
     check_images: bool = True
 
 
-class Mipr(datasets.ArrowBasedBuilder):
+class Mipr(VouchedCache, datasets.ArrowBasedBuilder):
     """Builder for the MIPR queries, product corpus and graded judgments."""
 
     BUILDER_CONFIG_CLASS = MiprConfig
@@ -152,30 +150,6 @@ class Mipr(datasets.ArrowBasedBuilder):
             citation=_CITATION,
             license=_LICENSE,
         )
-
-    def download_and_prepare(self, *args, **kwargs):
-        """datasets' preparation, reusing only an entry that vouches for itself; a full disk under the cache is said
-        in words, naming the cache folder."""
-        if not args and "output_dir" not in kwargs and not _vouched(self._output_dir, self.hash):
-            shutil.rmtree(self._output_dir)  # damaged, or another key's: datasets would trust it, so rebuild
-        try:
-            super().download_and_prepare(*args, **kwargs)
-        except Exception as err:
-            full = _disk_full(err)
-            if not full:
-                raise
-            # datasets wraps it in "An error occurred while generating the dataset", which names neither.
-            raise OSError(
-                full.errno,
-                f"No space left in the datasets cache {self._cache_dir_root} ({full.strerror}) while writing "
-                f"{self.config.name}: free space there, or point HF_DATASETS_CACHE (or cache_dir=) at a folder on a "
-                "disk with room.",
-            ) from err
-
-    def _download_and_prepare(self, *args, **kwargs):
-        super()._download_and_prepare(*args, **kwargs)
-        # Here _output_dir is the incomplete folder, renamed into place with the rows once datasets is done.
-        _vouch(self._output_dir, self.hash)
 
     def _split_generators(self, dl_manager):
         # Validation runs here, not in _generate_tables: datasets would wrap its errors in DatasetGenerationError.
@@ -332,7 +306,7 @@ def _table_key(path: str):
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return "not a regular file"  # never opened here (a pipe would wait for a writer); the reader says why
-        return _content_hash(path)
+        return content_hash(path)
     except FileNotFoundError:
         return None
 
@@ -362,49 +336,6 @@ def _hub_offline() -> bool:
     return any(flag in ("1", "ON", "YES", "TRUE") for flag in flags) or bool(
         getattr(datasets.config, "HF_HUB_OFFLINE", False)
     )
-
-
-def _content_hash(path: str) -> str:
-    """xxh3-128 of a file's bytes, read into one reused buffer (a copy per chunk costs more than the hash)."""
-    digest, buffer = xxhash.xxh3_128(), bytearray(_HASH_CHUNK)
-    view = memoryview(buffer)
-    with open(path, "rb", buffering=0) as f:
-        while size := f.readinto(buffer):
-            digest.update(view[:size])
-    return digest.hexdigest()
-
-
-def _vouched(folder: str, key: str) -> bool:
-    """Whether a local cache entry may be reused: absent, or its manifest names ``key`` and the sizes of its files."""
-    if "://" in folder or not os.path.isdir(folder):
-        return True
-    try:
-        with open(os.path.join(folder, _ENTRY), encoding="utf-8") as f:
-            manifest = json.load(f)
-        files = manifest["files"]
-        return manifest["key"] == key and all(os.path.getsize(os.path.join(folder, n)) == files[n] for n in files)
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
-
-
-def _vouch(folder: str, key: str):
-    """Write the manifest of a local cache entry: its key and the size of each Arrow file."""
-    if "://" in folder:
-        return
-    files = {
-        name: os.path.getsize(os.path.join(folder, name)) for name in os.listdir(folder) if name.endswith(".arrow")
-    }
-    with open(os.path.join(folder, _ENTRY), "w", encoding="utf-8") as f:
-        json.dump({"key": key, "files": files}, f)
-
-
-def _disk_full(err: BaseException) -> Optional[OSError]:
-    """The "no space left" or "quota exceeded" error behind ``err``, if any."""
-    while err is not None:
-        if isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT):
-            return err
-        err = err.__cause__ or err.__context__
-    return None
 
 
 def _combined_hash(given: Optional[str], fingerprint: str) -> str:
