@@ -1,6 +1,5 @@
 """embed -> cache -> retrieve -> write -> score, on one process or many."""
 
-import json
 import time
 from functools import partial
 
@@ -18,22 +17,17 @@ from mmrhub.retrieve.devices import resolve_dtype
 from mmrhub.retrieve.encoders import CORPUS
 from mmrhub.retrieve.encoders import QUERIES
 from mmrhub.retrieve.encoders import build_encoder
+from mmrhub.retrieve.finish import score_and_record
 from mmrhub.retrieve.loading import check_reachable
 from mmrhub.retrieve.options import RetrieveOptions
 from mmrhub.retrieve.phases import Phases
-from mmrhub.retrieve.provenance import caption
 from mmrhub.retrieve.provenance import write_meta
 from mmrhub.retrieve.runfile import rankings
 from mmrhub.retrieve.runfile import read_pools
 from mmrhub.retrieve.topk import exact_topk
 from mmrhub.retrieve.topk import faiss_topk
 from mmrhub.retrieve.topk import pool_topk
-from mmrhub.scoring.output import sample_caption
-from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.run_writing import write_run
-from mmrhub.scoring.score import score_runs
-from mmrhub.scoring.tables import table
-from mmrhub.writing import write_text
 
 
 def embed(side: LoadedSide, role, encoder, context, options: RetrieveOptions, phases) -> torch.Tensor:
@@ -150,26 +144,5 @@ def _run(options: RetrieveOptions, context) -> int:
         candidates=options.candidates,
     )
     phases.say(f"Run written to {output} ({len(queries.ids):,} queries).")
-    if options.output.score:
-        request = ScoringRequest(
-            benchmark,
-            data.data_dir,
-            runs=(str(output),),
-            rerank=options.candidates,
-            measure_options={"k": benchmark.measures.DEFAULT_K},
-        )
-        rows = score_runs(request, truth)
-        print(caption(options.model, settings))
-        print(table([(row.name, row.result) for row in rows]) + sample_caption(request, truth))
-    if options.output.stats_json:
-        stats = {
-            "device": str(context.device),
-            "world_size": context.world_size,
-            "dtype": str(dtype),
-            "model": options.model,
-            "preset": settings.name,
-            "backend": options.backend,
-            "phases": phases.stats,
-        }
-        write_text(options.output.stats_json, json.dumps(stats, indent=1))
+    score_and_record(options, data, truth, output, settings, context, dtype, phases, backend=options.backend)
     return 0

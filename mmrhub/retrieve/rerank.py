@@ -4,7 +4,6 @@ Several processes (``torchrun`` / ``accelerate launch``) take contiguous slices 
 gathers the scores in chunk order, so the run is the one a single process writes.
 """
 
-import json
 import time
 from functools import partial
 
@@ -18,9 +17,9 @@ from mmrhub.retrieve.data import LoadedSide
 from mmrhub.retrieve.data import fingerprint
 from mmrhub.retrieve.data import load_both_sides
 from mmrhub.retrieve.devices import resolve_dtype
+from mmrhub.retrieve.finish import score_and_record
 from mmrhub.retrieve.options import RerankOptions
 from mmrhub.retrieve.phases import Phases
-from mmrhub.retrieve.provenance import caption
 from mmrhub.retrieve.provenance import write_meta
 from mmrhub.retrieve.rerank_cache import ScoreCache
 from mmrhub.retrieve.rerank_pairs import batches
@@ -30,14 +29,9 @@ from mmrhub.retrieve.rerank_pairs import shard
 from mmrhub.retrieve.reranker import PairItems
 from mmrhub.retrieve.reranker import Reranker
 from mmrhub.retrieve.runfile import read_pools
-from mmrhub.scoring.output import sample_caption
-from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.run_reading import read_run
 from mmrhub.scoring.run_validation import check_pool
 from mmrhub.scoring.run_writing import write_run
-from mmrhub.scoring.score import score_runs
-from mmrhub.scoring.tables import table
-from mmrhub.writing import write_text
 
 
 def run(options: RerankOptions) -> int:
@@ -94,27 +88,7 @@ def _run(options: RerankOptions, context) -> int:
     check_pool(read_run(output), read_run(options.candidates))
     write_meta(output, "rerank", reranker.identity, settings, device=str(context.device), candidates=options.candidates)
     phases.say(f"Run written to {output} ({len(queries.ids):,} queries; pools of {options.candidates} kept).")
-    if options.output.score:
-        request = ScoringRequest(
-            benchmark,
-            data.data_dir,
-            runs=(str(output),),
-            rerank=options.candidates,
-            measure_options={"k": benchmark.measures.DEFAULT_K},
-        )
-        rows = score_runs(request, truth)
-        print(caption(options.model, settings))
-        print(table([(row.name, row.result) for row in rows]) + sample_caption(request, truth))
-    if options.output.stats_json:
-        stats = {
-            "device": str(context.device),
-            "world_size": context.world_size,
-            "dtype": str(dtype),
-            "model": options.model,
-            "preset": settings.name,
-            "phases": phases.stats,
-        }
-        write_text(options.output.stats_json, json.dumps(stats, indent=1))
+    score_and_record(options, data, truth, output, settings, context, dtype, phases)
     return 0
 
 
