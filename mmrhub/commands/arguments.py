@@ -108,6 +108,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def non_negative_int(text: str) -> int:
+    """An integer of at least 0, for counts that may be none (DataLoader workers)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 0, got {value}")
+    return value
+
+
 def choice_of(choices):
     """A converter accepting only one of ``choices``."""
 
@@ -159,7 +170,7 @@ def add_device_arguments(group) -> None:
     """The DataLoader workers and the device."""
     group.add_argument(
         "--num-workers",
-        type=int,
+        type=non_negative_int,
         default=default_num_workers(),
         help="DataLoader workers decoding images (default: 4, or fewer on a smaller machine)",
     )
@@ -178,18 +189,18 @@ def add_reranker_arguments(group, batch_size: int = 16) -> None:
     add_dtype_argument(group)
     add_preset_arguments(group, "reranker")
     group.add_argument(
-        "--batch-size", type=int, default=batch_size, help=f"pairs per forward pass (default {batch_size})"
+        "--batch-size", type=positive_int, default=batch_size, help=f"pairs per forward pass (default {batch_size})"
     )
     group.add_argument(
         "--top-n",
-        type=int,
+        type=positive_int,
         help="rerank only the first N candidates of each pool; the rest keep "
         "their baseline order after them (default: the whole pool)",
     )
     add_device_arguments(group)
     group.add_argument(
         "--chunk-queries",
-        type=int,
+        type=positive_int,
         default=64,
         help="queries per cached chunk of scores: an interrupted rerank resumes at the last chunk written",
     )

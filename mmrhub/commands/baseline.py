@@ -16,6 +16,7 @@ from mmrhub.commands.arguments import add_preset_arguments
 from mmrhub.commands.arguments import add_reranker_arguments
 from mmrhub.commands.arguments import data_options
 from mmrhub.commands.arguments import model_settings
+from mmrhub.commands.arguments import positive_int
 from mmrhub.commands.arguments import run_options
 from mmrhub.retrieve.naming import model_name
 from mmrhub.retrieve.naming import slug
@@ -45,7 +46,7 @@ def register(subparsers):
     parser.add_argument("--output-dir", default="runs", help="where both runs are written (default: runs)")
     parser.add_argument(
         "--top-k",
-        type=int,
+        type=positive_int,
         default=PAPER_TOP_K,
         help="candidates retrieved per query (default 50, as in the MIPR paper)",
     )
@@ -62,7 +63,7 @@ def register(subparsers):
         f"with --paper {PAPER_EMBEDDING})",
     )
     embedding.add_argument("--embedding-backend", choices=BACKENDS, default="sentence-transformers")
-    embedding.add_argument("--embedding-batch-size", type=int, default=32)
+    embedding.add_argument("--embedding-batch-size", type=positive_int, default=32)
     add_preset_arguments(embedding, "embedding", prefix="embedding-")
     reranker = parser.add_argument_group("reranker (the --dtype, --device and --num-workers options serve both models)")
     reranker.add_argument(

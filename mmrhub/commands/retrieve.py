@@ -12,6 +12,7 @@ from mmrhub.commands.arguments import add_run_file_arguments
 from mmrhub.commands.arguments import data_options
 from mmrhub.commands.arguments import model_settings
 from mmrhub.commands.arguments import output_options
+from mmrhub.commands.arguments import positive_int
 from mmrhub.commands.arguments import run_options
 from mmrhub.retrieve.options import BACKENDS
 from mmrhub.retrieve.options import DEFAULT_MODELS
@@ -41,11 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="fusion of separate image and text vectors: normalize((1-w)*image + w*text); image-only inputs use the "
         "image vector (default 0.5; unused by models that embed image+text as one input)",
     )
-    model.add_argument("--batch-size", type=int, default=32)
+    model.add_argument("--batch-size", type=positive_int, default=32)
     add_device_arguments(model)
 
     search = parser.add_argument_group("search")
-    search.add_argument("--top-k", type=int, default=100)
+    search.add_argument("--top-k", type=positive_int, default=100)
     search.add_argument("--search", choices=SEARCHES, default="torch", help="exact top-k engine (faiss: IndexFlatIP)")
     search.add_argument(
         "--candidates",

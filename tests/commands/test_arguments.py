@@ -103,3 +103,26 @@ def test_every_text_option_refuses_empty_values():
 
     actions = list(text_actions(build_parser()))
     assert len(actions) > 30 and all(action.type is non_empty for action in actions)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["retrieve", "mipr", "--top-k", "0"], "argument --top-k: expected a number of at least 1, got 0"),
+        (["retrieve", "mipr", "--batch-size", "-1"], "argument --batch-size: expected a number of at least 1, got -1"),
+        (["rerank", "mipr", "--candidates", "x", "--top-n", "0"], "argument --top-n: expected a number of at least 1"),
+        (
+            ["rerank", "mipr", "--candidates", "x", "--chunk-queries", "0"],
+            "argument --chunk-queries: expected a number",
+        ),
+        (
+            ["baseline", "mipr", "--num-workers", "-2"],
+            "argument --num-workers: expected a number of at least 0, got -2",
+        ),
+        (["baseline", "mipr", "--embedding-batch-size", "0"], "argument --embedding-batch-size: expected a number"),
+    ],
+)
+def test_model_command_numbers_are_in_range(capsys, argv, message):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(argv)
+    assert message in capsys.readouterr().err
