@@ -97,26 +97,23 @@ def build_options(benchmark, args) -> dict:
     return benchmark.builder_options(args.check_images, getattr(args, "images_dir", None))
 
 
-def positive_int(text: str) -> int:
-    """An integer of at least 1, for cutoffs and counts."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
-    return value
+def int_at_least(minimum: int):
+    """A converter accepting a whole number of at least ``minimum``."""
+
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected a number of at least {minimum}, got {value}")
+        return value
+
+    return convert
 
 
-def non_negative_int(text: str) -> int:
-    """An integer of at least 0, for counts that may be none (DataLoader workers)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 0, got {value}")
-    return value
+positive_int = int_at_least(1)  # cutoffs, sizes and counts
+non_negative_int = int_at_least(0)  # counts that may be none (DataLoader workers)
 
 
 def choice_of(choices):
