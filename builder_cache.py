@@ -10,6 +10,7 @@ import errno
 import json
 import os
 import shutil
+import stat
 from typing import Optional
 
 import xxhash
@@ -52,6 +53,27 @@ def content_hash(path: str) -> str:
         while size := f.readinto(buffer):
             digest.update(view[:size])
     return digest.hexdigest()
+
+
+def content_key(path: str):
+    """A local table's key: xxh3-128 of its bytes; None when absent. A pipe or device is never opened here (it
+    would wait for a writer): the reader refuses it by name."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return "not a regular file"
+    except FileNotFoundError:
+        return None
+    return content_hash(path)
+
+
+def metadata_key(path: str):
+    """A local archive's or folder's key: size, times and inode (hashing 121 GB of archives is out); None when
+    absent."""
+    try:
+        state = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return [state.st_size, state.st_mtime_ns, state.st_ctime_ns, state.st_ino]
 
 
 def vouched(folder: str, key: str) -> bool:

@@ -30,7 +30,6 @@ import hashlib
 import json
 import logging
 import os
-import stat
 import sys
 from dataclasses import dataclass
 from functools import partial
@@ -63,9 +62,9 @@ from .input_files import load_json_file
 else:
     from input_files import load_json_file
 if __package__: \
-from .builder_cache import VouchedCache, content_hash
+from .builder_cache import VouchedCache, content_key, metadata_key
 else:
-    from builder_cache import VouchedCache, content_hash
+    from builder_cache import VouchedCache, content_key, metadata_key
 # fmt: on
 
 logger = logging.getLogger(__name__)
@@ -429,23 +428,13 @@ def _table_keys(pattern: str) -> list:
     if "://" in pattern:
         return _remote_states(pattern)
     folder, name = os.path.split(pattern)
-    return [_content_key(path) for path in sorted(glob.glob(os.path.join(glob.escape(folder), name)))]
-
-
-def _content_key(path: str) -> str:
-    if not stat.S_ISREG(os.stat(path).st_mode):
-        return "not a regular file"  # never opened here (a pipe would wait for a writer); the reader says why
-    return content_hash(path)
+    return [content_key(path) for path in sorted(glob.glob(os.path.join(glob.escape(folder), name)))]
 
 
 def _archive_state(path: str):
     if "://" in path:
         return _remote_states(path)
-    try:
-        state = os.stat(path)
-        return [state.st_size, state.st_mtime_ns, state.st_ctime_ns, state.st_ino]
-    except FileNotFoundError:
-        return None
+    return metadata_key(path)
 
 
 def _remote_states(pattern: str) -> Optional[list]:

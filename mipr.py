@@ -53,9 +53,9 @@ from .input_files import load_json_file
 else:
     from input_files import load_json_file
 if __package__: \
-from .builder_cache import VouchedCache, content_hash
+from .builder_cache import VouchedCache, content_key, metadata_key
 else:
-    from builder_cache import VouchedCache, content_hash
+    from builder_cache import VouchedCache, content_key, metadata_key
 # fmt: on
 
 logger = logging.getLogger(__name__)
@@ -303,22 +303,13 @@ def _table_key(path: str):
     """xxh3-128 of a local table's bytes; a remote table's metadata."""
     if "://" in path:
         return _remote_info(path)
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return "not a regular file"  # never opened here (a pipe would wait for a writer); the reader says why
-        return content_hash(path)
-    except FileNotFoundError:
-        return None
+    return content_key(path)
 
 
 def _folder_state(path: str):
     if "://" in path:
         return _remote_info(path)
-    try:
-        state = os.stat(path)
-        return [state.st_size, state.st_mtime_ns, state.st_ctime_ns, state.st_ino]
-    except FileNotFoundError:
-        return None
+    return metadata_key(path)
 
 
 def _remote_info(path: str) -> Optional[list]:

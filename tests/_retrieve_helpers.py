@@ -1,6 +1,8 @@
 """Tiny randomly initialised models, built offline and saved like real checkpoints (loaded via ``--model PATH``)."""
 
 import string
+import subprocess
+import sys
 from pathlib import Path
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -215,3 +217,21 @@ def build_tiny_llava_reranker(folder, seed: int = 3) -> Path:
     model = CrossEncoder(modules=[transformer, LogitScore(vocab["yes"], vocab["no"])], device="cpu")
     model.save(str(folder / "model"))
     return folder / "model"
+
+
+def one_and_two_processes(script, options: list, env: dict, tmp_path):
+    """(the run one process writes, the run ``torchrun`` with two processes writes, the latter's stdout)."""
+    single, double = tmp_path / "one.json", tmp_path / "two.json"
+    subprocess.run(
+        [sys.executable, str(script), *options, "--output", str(single)], check=True, env=env, capture_output=True
+    )
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
+    done = subprocess.run(
+        [*torchrun, str(script), *options, "--output", str(double)],
+        env=env,
+        capture_output=True,
+        timeout=300,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return single, double, done.stdout

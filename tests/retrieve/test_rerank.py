@@ -14,6 +14,7 @@ pytest.importorskip("sentence_transformers")
 
 from _paths import ROOT
 from _retrieve_helpers import build_tiny_llava_reranker  # noqa: E402
+from _retrieve_helpers import one_and_two_processes
 
 SCRIPT = ROOT / "scripts" / "rerank.py"
 MIPR_SAMPLE = ROOT / "data" / "mipr"
@@ -148,20 +149,8 @@ def test_two_processes_give_the_same_run_as_one(tmp_path, reranker):
         "--no-eval",
     ]
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
-    single, double = tmp_path / "one.json", tmp_path / "two.json"
-    subprocess.run(
-        [sys.executable, str(SCRIPT), *options, "--output", str(single)], check=True, env=env, capture_output=True
-    )
-    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
-    done = subprocess.run(
-        [*torchrun, str(SCRIPT), *options, "--output", str(double)],
-        env=env,
-        capture_output=True,
-        timeout=300,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "(2 process(es)" in done.stdout
+    single, double, stdout = one_and_two_processes(SCRIPT, options, env, tmp_path)
+    assert "(2 process(es)" in stdout
     assert double.read_bytes() == single.read_bytes()
 
 
