@@ -103,18 +103,25 @@ def read_table(path: str, name: str, opener=None, display: Optional[str] = None,
     schema = SOURCE_SCHEMAS[name]
     if columns:
         schema = pa.schema([schema.field(column) for column in columns])
-    options = paj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore" if columns else "infer")
+    # Fields outside the format are never inferred: pyarrow's type inference crashes the process on a field nested
+    # some 100,000 levels deep. They are named, from Python's json (which bounds nesting), and left out.
+    options = paj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore" if columns else "error")
     try:
-        table = _parse_json_lines(path, options, opener)
+        try:
+            table = _parse_json_lines(path, options, opener)
+        except pa.ArrowInvalid as err:
+            if columns or "unexpected field" not in str(err):
+                raise
+            ignoring = paj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+            table = _parse_json_lines(path, ignoring, opener)
+            _warn_unexpected_fields(path, schema, display, opener)
         # pyarrow's JSON reader passes invalid UTF-8 through: a full validation of the strings catches it.
         table.validate(full=True)
     except InputError as err:
         raise MiprDataError(str(err)) from None
     except pa.ArrowInvalid as err:
         _raise_first_bad_line(path, schema, display, opener, cause=str(err))
-    except UnicodeDecodeError:  # a field name pyarrow took from the file is not UTF-8
-        _raise_undecodable(path, display, opener)
-    table = _drop_unexpected_fields(table, schema, display)
+    table = table.select(schema.names).cast(schema)
     if any(table[field].null_count for field in schema.names) or (name == "qrels" and _has_null_judgment(table)):
         _raise_first_bad_line(path, schema, display, opener, cause="null field")
     if ID_FIELDS[name] in schema.names:
@@ -122,17 +129,6 @@ def read_table(path: str, name: str, opener=None, display: Optional[str] = None,
     if name == "qrels":
         _check_judgments(table, display)
     return table
-
-
-def _raise_undecodable(path: str, display: str, opener) -> None:
-    """The file's first byte that is not UTF-8, named by line and byte offset."""
-    with open_input(path, opener) as handle:
-        data = handle.read()
-    try:
-        check_utf8(display, data)
-    except InputError as err:
-        raise MiprDataError(str(err)) from None
-    raise MiprDataError(f"{display}: a field name is not valid UTF-8; expected UTF-8 text.")
 
 
 def _parse_json_lines(path: str, options: paj.ParseOptions, opener) -> pa.Table:
@@ -152,16 +148,16 @@ def _read_json(path: str, options: paj.ParseOptions, opener, block_size: int) ->
         return paj.read_json(f, read_options=paj.ReadOptions(block_size=block_size), parse_options=options)
 
 
-def _drop_unexpected_fields(table: pa.Table, schema: pa.Schema, display: str) -> pa.Table:
-    extra = [field for field in table.schema.names if field not in schema.names]
-    extra += [f"items.{f.name}" for f in _judgment_type(table).fields if f.name not in _JUDGMENT.names]
-    if extra:
-        logger.warning("%s: fields not in the MIPR format are left out: %s", display, ", ".join(extra))
-    return table.select(schema.names).cast(schema)
-
-
-def _judgment_type(table: pa.Table) -> pa.StructType:
-    return table.schema.field("items").type.value_type if "items" in table.schema.names else pa.struct([])
+def _warn_unexpected_fields(path: str, schema: pa.Schema, display: str, opener):
+    extra = {}
+    for _, record in _records(path, display, opener):
+        if isinstance(record, dict):
+            extra.update(dict.fromkeys(field for field in record if field not in schema.names))
+            items = record.get("items") if "items" in schema.names else None
+            for item in items if isinstance(items, list) else []:
+                if isinstance(item, dict):
+                    extra.update(dict.fromkeys(f"items.{field}" for field in item if field not in _JUDGMENT.names))
+    logger.warning("%s: fields not in the MIPR format are left out: %s", display, ", ".join(extra))
 
 
 def _has_null_judgment(table: pa.Table) -> bool:

@@ -77,7 +77,7 @@ def flip(data: bytes, positions: list, value: int) -> bytes:
 @st.composite
 def damaged(draw, data: bytes) -> bytes:
     """One of the ways a file arrives broken: flipped or cut bytes, another encoding, compressed, other newlines,
-    a huge number, deep nesting, a control character."""
+    a huge number, deep nesting (of the file or of one field), a control character."""
     kind = draw(st.sampled_from(["flip", "cut", "insert", "utf16", "latin1", "gzip", "cr", "number", "nest", "bom"]))
     if kind == "flip":
         return flip(data, draw(st.lists(st.integers(0, 10**9), min_size=1, max_size=8)), draw(st.integers(0, 255)))
@@ -100,7 +100,9 @@ def damaged(draw, data: bytes) -> bytes:
         )
     if kind == "nest":
         depth = draw(st.integers(1, 200_000))
-        return b"[" * depth + data + b"]" * depth
+        if draw(st.booleans()):
+            return b"[" * depth + data + b"]" * depth
+        return data.replace(b"{", b'{"extra": ' + b"[" * depth + b"]" * depth + b", ", 1)  # a field of its own
     return b"\xef\xbb\xbf" + data.replace(b"\n", b"\n\x1b]0;x\x07", 1)
 
 

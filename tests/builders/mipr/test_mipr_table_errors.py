@@ -1,9 +1,14 @@
 """Every malformed MIPR input fails at preparation with the file, the line or id, and what was expected."""
 
+import subprocess
+import sys
+
 import pytest
 from _mipr_helpers import edit_jsonl
 from _mipr_helpers import expect
 from _mipr_helpers import prepare
+from _mipr_helpers import read_jsonl
+from _paths import ROOT
 
 import mipr
 
@@ -115,3 +120,32 @@ def test_a_field_name_that_is_not_utf8_is_named_by_line_and_byte(data_dir):
     path = data_dir / "mipr_annotation.jsonl"
     path.write_bytes(path.read_bytes().replace(b'"idx"', b'"\xe9idx"', 1))
     expect("qrels", data_dir, f"{path}: line 1, byte offset 2: 0xe9 is not valid UTF-8; expected UTF-8 text")
+
+
+def test_unknown_judgment_fields_are_reported(data_dir, caplog):
+    edit_jsonl(data_dir / "mipr_annotation.jsonl", lambda rows: rows[3]["items"][0].update(note="x"))
+    assert len(prepare("qrels", data_dir)) == len(read_jsonl(data_dir / "mipr_annotation.jsonl"))
+    assert "fields not in the MIPR format are left out: items.note" in caplog.text
+
+
+# Read in a child process: pyarrow's inferring reader took the whole process down on this line.
+READ_QUERIES = """
+import sys, mipr_format
+try:
+    mipr_format.read_table(sys.argv[1], "queries")
+except mipr_format.MiprDataError as err:
+    print(err)
+"""
+
+
+def test_an_unknown_field_nested_200000_levels_is_refused_by_line_not_a_crash(data_dir):
+    path = data_dir / "mipr_query.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[2] = lines[2].rstrip()[:-1] + ', "extra": ' + "[" * 200_000 + "]" * 200_000 + "}\n"
+    path.write_text("".join(lines), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", READ_QUERIES, str(path)], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (
+        done.stdout
+        == f"{path}: line 3: JSON nested too deeply to read; expected lists and objects a few levels deep.\n"
+    )
