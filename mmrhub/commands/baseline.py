@@ -97,10 +97,18 @@ def chosen_models(args) -> tuple:
 def run_names(benchmark: str, embedding: str, reranker: str, top_k: int) -> tuple:
     """The two runs' file names: the models' slugs, told apart by role when they are the same (two folders
     both called ``hub``), so the reranked run never overwrites the embedding run."""
-    first, second = slug(embedding), slug(reranker)
-    if first == second:
-        first, second = f"{first}-embedding", f"{second}-reranked"
+    first, second = told_apart(slug(embedding), slug(reranker), "-embedding", "-reranked")
     return f"{benchmark}_{first}_top{top_k}.json", f"{benchmark}_{second}_top{top_k}.json"
+
+
+def row_names(embedding: str, reranker: str) -> tuple:
+    """The two rows' names in the table: the models' names, told apart by role when they are the same."""
+    return told_apart(model_name(embedding), model_name(reranker), " (embedding)", " (reranked)")
+
+
+def told_apart(first: str, second: str, first_role: str, second_role: str) -> tuple:
+    """The two names, each with its role appended when they are the same."""
+    return (first + first_role, second + second_role) if first == second else (first, second)
 
 
 def pipeline_options(args) -> tuple:
@@ -160,7 +168,7 @@ def run(args) -> int:
         data.benchmark,
         data.data_dir,
         runs=(embedding_run, reranked_run),
-        names=(model_name(retrieve_options.model), model_name(rerank_options.model)),
+        names=row_names(retrieve_options.model, rerank_options.model),
         oracle=embedding_run,
         rerank=embedding_run,
         measure_options={"k": data.benchmark.measures.DEFAULT_K},
@@ -172,7 +180,7 @@ def run(args) -> int:
     )
     print(table([(row.name, row.result) for row in rows]) + sample_caption(request, truth))
     print(
-        f"Reranking and the Oracle operate on {model_name(retrieve_options.model)}'s top-{args.top_k} candidates; "
+        f"Reranking and the Oracle operate on {request.names[0]}'s top-{args.top_k} candidates; "
         f"runs in {Path(args.output_dir)}."
     )
     if args.paper:

@@ -16,6 +16,8 @@ from mmrhub.retrieve.fitting import fitted
 from mmrhub.retrieve.fitting import most_image_tokens
 from mmrhub.retrieve.fitting import surely_fits
 from mmrhub.retrieve.identity import model_identity
+from mmrhub.retrieve.images import RESIZE_RULE
+from mmrhub.retrieve.images import BudgetImages
 from mmrhub.retrieve.presets import Preset
 from mmrhub.retrieve.presets import instruction
 
@@ -164,14 +166,18 @@ def _model_max_length(tokenizer, config) -> int:
 
 
 class PlainCollate:
-    """Runs in DataLoader workers: decodes and converts images; the model's own preprocessing follows."""
+    """Runs in DataLoader workers: decodes and prepares images (``rgb`` or a ``BudgetImages``); the model's own
+    preprocessing follows."""
+
+    def __init__(self, prepare_image=rgb):
+        self.prepare_image = prepare_image
 
     def __call__(self, rows):
         """A batch of rows as ids, texts and decoded images."""
         return {
             "ids": [row_id for row_id, _, _ in rows],
             "texts": [text for _, text, _ in rows],
-            "images": [rgb(row_id, image) for row_id, _, image in rows],
+            "images": [self.prepare_image(row_id, image) for row_id, _, image in rows],
         }
 
 
@@ -195,8 +201,9 @@ class SentenceTransformersEncoder:
         self.module = self.model[0]
         # Chat-template models (Qwen3-VL): instructions in a system turn, text cut by us, never image tokens.
         self.chat = "message" in getattr(self.module, "modality_config", {})
+        self.prepare_image = rgb
         if self.chat:
-            self.module.processing_kwargs = processing_kwargs(self.module.processing_kwargs, settings)
+            self.module.processing_kwargs, self.prepare_image = chat_inputs(self.module, settings, model_id)
         elif settings.max_length:
             self.model.max_seq_length = settings.max_length
         elif settings.min_pixels or settings.max_pixels:
@@ -216,12 +223,12 @@ class SentenceTransformersEncoder:
             "text_weight": None if self.fused else text_weight,
             "query_prompt": self.prompts[QUERIES],
             "document_prompt": self.prompts[CORPUS],
-            "image": self.module.processing_kwargs.get("image") if self.chat else None,
+            "image": image_identity(self.prepare_image, self.module) if self.chat else None,
         }
 
     def collate(self, role: str):
-        """The DataLoader's collate: images only converted; the model preprocesses in ``encode``."""
-        return PlainCollate()
+        """The DataLoader's collate: images only prepared; the model preprocesses in ``encode``."""
+        return PlainCollate(self.prepare_image)
 
     def _encode(self, inputs, role: str) -> torch.Tensor:
         encode = self.model.encode_query if role == QUERIES else self.model.encode_document
@@ -287,18 +294,32 @@ def with_text(item: dict, text):
     return {**item, "text": text} if text else item["image"]
 
 
-def processing_kwargs(current: dict, settings: Preset) -> dict:
-    """The chat-template module's processing keywords with the preset's pixel budget, and text truncation off
-    (``fitted`` cuts text; the processor would cut into image tokens)."""
-    merged = {key: dict(value) for key, value in current.items()}
+def chat_inputs(module, settings: Preset, model_id: str) -> tuple:
+    """(processing keywords, image preparation) of a chat-template module. Text truncation is off: ``fitted`` cuts
+    text, the processor would cut into image tokens. With a pixel budget, images are laid on white and resized as
+    the Qwen3-VL authors resize them (``images.py``) and the processor is told not to resize; a budget needs
+    Qwen-VL's image processor (patches merged 2x2), others resize to a size of their own."""
+    merged = {key: dict(value) for key, value in module.processing_kwargs.items()}
     merged.setdefault("text", {})["truncation"] = False
-    if settings.min_pixels or settings.max_pixels:
-        size = merged.setdefault("image", {}).setdefault("size", {})
-        if settings.min_pixels:
-            size["shortest_edge"] = settings.min_pixels
-        if settings.max_pixels:
-            size["longest_edge"] = settings.max_pixels
-    return merged
+    if not (settings.min_pixels or settings.max_pixels):
+        return merged, rgb
+    image_processor = getattr(module.processor, "image_processor", None)
+    if not getattr(image_processor, "merge_size", None):
+        raise ValueError(
+            f"--min-pixels / --max-pixels: {model_id}'s image processor ({type(image_processor).__name__}) "
+            "resizes to a size of its own; pixel budgets apply to Qwen-VL models. Leave both out."
+        )
+    size = image_processor.size
+    budget = BudgetImages(settings.min_pixels or size["shortest_edge"], settings.max_pixels or size["longest_edge"])
+    merged.setdefault("image", {})["do_resize"] = False
+    return merged, budget
+
+
+def image_identity(prepare_image, module) -> dict:
+    """What decides the pixels a chat-template model sees, for the cache key and the run's metadata."""
+    if isinstance(prepare_image, BudgetImages):
+        return {"min_pixels": prepare_image.min_pixels, "max_pixels": prepare_image.max_pixels, "resize": RESIZE_RULE}
+    return module.processing_kwargs.get("image")
 
 
 ENCODERS = {"transformers": DualEncoder, "sentence-transformers": SentenceTransformersEncoder}

@@ -11,7 +11,8 @@ import os
 import torch
 
 from mmrhub.retrieve.data import Items
-from mmrhub.retrieve.encoders import processing_kwargs
+from mmrhub.retrieve.encoders import chat_inputs
+from mmrhub.retrieve.encoders import image_identity
 from mmrhub.retrieve.encoders import rgb
 from mmrhub.retrieve.encoders import with_text
 from mmrhub.retrieve.fitting import fitted
@@ -41,10 +42,10 @@ class PairItems(torch.utils.data.Dataset):
         return [(queries[q], corpus[c]) for q, c in pairs]
 
 
-def model_input(row):
+def model_input(row, prepare_image=rgb):
     """An (id, text, image) row as the CrossEncoder takes it: image + text, or the image alone."""
     row_id, text, image = row
-    image = rgb(row_id, image)
+    image = prepare_image(row_id, image)
     return {"image": image, "text": text} if text else image
 
 
@@ -52,12 +53,13 @@ class PairCollate:
     """Runs in DataLoader workers: images converted and the model's processor applied (resizing, patching,
     chat template, tokenizing), so the main process only moves tensors and runs the model."""
 
-    def __init__(self, model, prompt, max_length=None, max_pixels=None):
+    def __init__(self, model, prompt, max_length=None, max_pixels=None, prepare_image=rgb):
         self.model, self.prompt, self.max_length, self.max_pixels = model, prompt, max_length, max_pixels
+        self.prepare_image = prepare_image
 
     def __call__(self, rows):
         """A batch of (query, candidate) pairs as the model's inputs."""
-        pairs = [(model_input(query), model_input(candidate)) for query, candidate in rows]
+        pairs = [(model_input(query, self.prepare_image), model_input(c, self.prepare_image)) for query, c in rows]
         if self.max_length:
             pairs = [self.fit(pair) for pair in pairs]
         return self.model.preprocess(pairs, prompt=self.prompt)
@@ -94,8 +96,11 @@ class Reranker:
             )
         module = self.model[0]
         self.chat = "message" in getattr(module, "modality_config", {})
+        self.prepare_image = rgb
         if self.chat:
-            module.processing_kwargs = processing_kwargs(module.processing_kwargs, settings)
+            module.processing_kwargs, self.prepare_image = chat_inputs(module, settings, model_id)
+        elif settings.min_pixels or settings.max_pixels:
+            raise ValueError(f"--min-pixels / --max-pixels: {model_id} takes no chat template; they apply to Qwen3-VL.")
         elif settings.max_length:
             self.model.max_seq_length = settings.max_length
         self.settings = settings
@@ -106,7 +111,7 @@ class Reranker:
             "dtype": str(dtype),
             "max_length": settings.max_length if self.chat else self.model.max_seq_length,
             "prompt": self.prompt,
-            "image": module.processing_kwargs.get("image") if self.chat else None,
+            "image": image_identity(self.prepare_image, module) if self.chat else None,
             "activation": type(self.model.activation_fn).__name__,
         }
 
@@ -115,7 +120,7 @@ class Reranker:
         # The prompt predict() would use: ours, else the model's default one.
         prompt = self.model._resolve_prompt(self.prompt, None)
         max_length = self.settings.max_length if self.chat else None
-        return PairCollate(self.model, prompt, max_length, self.settings.max_pixels)
+        return PairCollate(self.model, prompt, max_length, self.settings.max_pixels, self.prepare_image)
 
     @torch.inference_mode()
     def score(self, features) -> torch.Tensor:

@@ -2,6 +2,7 @@
 random models loaded through --embedding-model / --reranker-model PATH."""
 
 import argparse
+import json
 import shutil
 
 import pytest
@@ -32,6 +33,8 @@ def test_baseline_writes_both_runs_and_one_table(tmp_path, capsys):
             "transformers",
             "--embedding-model",
             str(embedding),
+            "--embedding-preset",
+            "chinese-clip",
             "--reranker-model",
             str(reranker),
             "--top-k",
@@ -53,6 +56,14 @@ def test_baseline_writes_both_runs_and_one_table(tmp_path, capsys):
     check_pool(reranked_run, embedding_run)
     assert {len(ranked) for ranked in embedding_run.rankings.to_pylist()} == {5}
     assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["embeddings", "rerank"]
+    # each run says how it was made; the reranker's candidates are the embedding run
+    runs = tmp_path / "runs"
+    embedding_meta = json.loads((runs / "mipr_tiny-clip-embedding_top5.json.meta.json").read_text())
+    reranked_meta = json.loads((runs / "mipr_tiny-llava-reranker_top5.json.meta.json").read_text())
+    assert (embedding_meta["command"], embedding_meta["preset"]) == ("retrieve", "chinese-clip")
+    assert embedding_meta["settings"]["max_length"] == 52 and embedding_meta["model"]["model"]["name"] == embedding.name
+    assert (reranked_meta["command"], reranked_meta["preset"]) == ("rerank", "none")
+    assert reranked_meta["candidates"] == str(runs / "mipr_tiny-clip-embedding_top5.json")
     lines = capsys.readouterr().out.splitlines()
     header = lines.index("| System | nDCG@10 | R-L1@10 | Hit-L1@1 | Hit-L1@10 | SC-R-L1@10 | SC-R-L1@10* |")
     names = [line.split(" | ")[0].lstrip("| ") for line in lines[header + 2 : header + 5]]

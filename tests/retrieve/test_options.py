@@ -107,6 +107,8 @@ def test_baseline_runs_of_two_folders_with_one_name_differ(tmp_path, monkeypatch
     assert args.func(args) == 0
     retrieve, rerank = received
     assert retrieve.output.path != rerank.output.path and rerank.candidates == retrieve.output.path
+    # the table's rows too: scoring refuses two runs of one name
+    assert baseline.row_names(retrieve.model, rerank.model) == ("hub (embedding)", "hub (reranked)")
 
 
 def test_baseline_hands_option_objects_to_both_pipelines(tmp_path, monkeypatch):

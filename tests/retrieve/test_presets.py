@@ -77,7 +77,7 @@ def test_chinese_clip_preset_pads_52_tokens_and_resizes_square(tmp_path):
 def test_a_run_says_how_it_was_made(tmp_path):
     pytest.importorskip("torch")
     from _retrieve_helpers import build_tiny_chinese_clip
-    from test_retrieve import retrieve
+    from _retrieve_helpers import retrieve
 
     model = build_tiny_chinese_clip(tmp_path / "clip", ["除垢剂"])
     path, _, _ = retrieve(tmp_path, "mipr", "--backend", "transformers", "--model", model, "--preset", "chinese-clip")

@@ -10,19 +10,22 @@ import pytest
 pytest.importorskip("torchvision")
 pytest.importorskip("sentence_transformers")
 
+from _retrieve_helpers import IMAGE_ONLY_QUERY  # noqa: E402
+from _retrieve_helpers import RERANKER_SYSTEM  # noqa: E402
+from _retrieve_helpers import SELF_QUERY  # noqa: E402
 from _retrieve_helpers import build_tiny_qwen3_vl_embedding  # noqa: E402
-from test_retrieve import IMAGE_ONLY_QUERY  # noqa: E402
-from test_retrieve import SELF_QUERY  # noqa: E402
-from test_retrieve import mipr_dir  # noqa: E402,F401  (fixture)
-from test_retrieve import retrieve  # noqa: E402
-from test_retrieve import top  # noqa: E402
+from _retrieve_helpers import build_tiny_qwen3_vl_reranker  # noqa: E402
+from _retrieve_helpers import retrieve  # noqa: E402
+from _retrieve_helpers import top  # noqa: E402
 
 from mmrhub.benchmarks import MIPR  # noqa: E402
+from mmrhub.retrieve.images import RESIZE_RULE  # noqa: E402
 from mmrhub.retrieve.presets import QWEN3_VL_EMBEDDING  # noqa: E402
+from mmrhub.retrieve.presets import QWEN3_VL_RERANKER  # noqa: E402
 from mmrhub.scoring.score import read_valid_run  # noqa: E402
 
 
-def test_fused_image_text_model(tmp_path, mipr_dir, capsys):  # noqa: F811
+def test_fused_image_text_model(tmp_path, mipr_dir, capsys):
     model = build_tiny_qwen3_vl_embedding(tmp_path / "qwen")
     path, run, stats = retrieve(
         tmp_path,
@@ -79,7 +82,7 @@ def test_embedding_conversation_is_the_authors(tmp_path):
 
     encoder = tiny_encoder(tmp_path, document_instruction="Represent the product")
     seen = conversations(encoder)
-    image = Image.new("RGB", (64, 48), "red")
+    image = encoder.prepare_image("q", Image.new("RGB", (64, 48), "red"))
     encoder.encode({"ids": ["q"], "texts": ["除垢剂"], "images": [image]}, QUERIES)
     encoder.encode({"ids": ["d"], "texts": [None], "images": [image]}, CORPUS)
     query, document = seen
@@ -99,12 +102,13 @@ def test_pixel_budget_sets_the_image_grid(tmp_path, size, max_pixels, grid):
     from PIL import Image
 
     encoder = tiny_encoder(tmp_path, max_pixels=max_pixels)
-    features = encoder.module.preprocess([{"image": Image.new("RGB", size), "text": "x"}])
+    image = encoder.prepare_image("x", Image.new("RGB", size))
+    features = encoder.module.preprocess([{"image": image, "text": "x"}])
     # (t, h, w) patches of 16 pixels: 4,096 <= pixels <= max_pixels (1,843,200 by default), rounded to 32
     assert features["image_grid_thw"].tolist() == [grid]
 
 
-def test_max_length_cuts_text_never_image_tokens(tmp_path, mipr_dir):  # noqa: F811
+def test_max_length_cuts_text_never_image_tokens(tmp_path, mipr_dir):
     from PIL import Image
 
     from mmrhub.retrieve.encoders import QUERIES
@@ -118,3 +122,221 @@ def test_max_length_cuts_text_never_image_tokens(tmp_path, mipr_dir):  # noqa: F
     assert encoder.encode({"ids": ["q"], "texts": [long_text], "images": [image]}, QUERIES).shape[0] == 1
     with pytest.raises(ValueError, match="--max-length 5: an input takes"):
         tiny_encoder(tmp_path / "short", max_length=5).fit({"image": image, "text": "x"}, None)
+
+
+# --- the reranker -----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def qwen_reranker(tmp_path_factory):
+    """A tiny Qwen3-VL reranker in a folder whose name gives the preset, as a downloaded copy's would."""
+    return build_tiny_qwen3_vl_reranker(tmp_path_factory.mktemp("models") / "Qwen3-VL-Reranker-tiny")
+
+
+def authors_messages(instruction, query, document) -> list:
+    """The conversation the authors' Qwen3VLReranker builds for one pair (qwen3_vl_reranker.py:333-376, the
+    content of each side :225-319): their system turn, then one user turn of "<Instruct>: ", "<Query>:" and
+    "\n<Document>:", each side's image before its text. ``query`` and ``document`` are (text, image)."""
+
+    def side(prefix, text, image):
+        return [{"type": "text", "text": prefix}, {"type": "image", "image": image}, {"type": "text", "text": text}]
+
+    user = [{"type": "text", "text": "<Instruct>: " + instruction}, *side("<Query>:", *query)]
+    return [
+        {"role": "system", "content": [{"type": "text", "text": RERANKER_SYSTEM}]},
+        {"role": "user", "content": user + side("\n<Document>:", *document)},
+    ]
+
+
+def pairs_of_two_lengths():
+    """Two (query, candidate) pairs as the rerank pipeline hands them over, (id, text, image) each: an image with its
+    question, and an image alone, so that the batch is padded. Sides of 64 and 96 pixels: multiples of 32 inside the
+    pixel budget, so neither side resizes."""
+    from PIL import Image
+
+    red, blue = Image.new("RGB", (64, 96), "red"), Image.new("RGB", (96, 64), "blue")
+    return [
+        (("q1", "家里水垢太多怎么办", red), ("d1", "柠檬酸除垢剂 500g", blue)),
+        (("q2", "", blue), ("d2", "电水壶", red)),
+    ]
+
+
+def authors_inputs(processor, pairs, instruction):
+    """The authors' model inputs for ``pairs``: the conversation rendered by the checkpoint's default (Qwen3-VL) chat
+    template with the assistant's turn opened (:168), images as given (do_resize=False, :201), left padding (:109)."""
+    conversations = [
+        authors_messages(instruction, (query[1], query[2]), (document[1], document[2])) for query, document in pairs
+    ]
+    texts = processor.apply_chat_template(conversations, tokenize=False, add_generation_prompt=True)
+    images = [image for query, document in pairs for image in (query[2], document[2])]
+    return processor(text=texts, images=images, padding=True, do_resize=False, return_tensors="pt")
+
+
+def test_reranker_conversation_and_score_are_the_authors(qwen_reranker):
+    import torch
+    from transformers import AutoProcessor
+    from transformers import Qwen3VLForConditionalGeneration
+
+    from mmrhub.retrieve.options import ModelSettings
+    from mmrhub.retrieve.reranker import Reranker
+
+    settings = ModelSettings().resolve(str(qwen_reranker), "reranker")
+    assert settings == QWEN3_VL_RERANKER  # the preset follows from the folder's name
+    reranker = Reranker(str(qwen_reranker), settings)
+    pairs = pairs_of_two_lengths()
+    ours = reranker.collate()(pairs)
+
+    processor = AutoProcessor.from_pretrained(qwen_reranker)
+    theirs = authors_inputs(processor, pairs, QWEN3_VL_RERANKER.query_instruction)
+    assert processor.tokenizer.padding_side == "left"
+    assert ours["attention_mask"][1].tolist() != ours["attention_mask"][0].tolist()  # one of them is padded
+    for key in ("input_ids", "attention_mask", "image_grid_thw"):
+        assert torch.equal(ours[key], theirs[key]), key
+    assert torch.allclose(ours["pixel_values"], theirs["pixel_values"])
+    rendered = processor.tokenizer.decode(ours["input_ids"][1], skip_special_tokens=False)
+    assert rendered.endswith(
+        f"<Instruct>: {QWEN3_VL_RERANKER.query_instruction}<Query>:<|vision_start|>"
+        + "<|image_pad|>" * 6
+        + "<|vision_end|>\n<Document>:<|vision_start|>"
+        + "<|image_pad|>" * 6
+        + "<|vision_end|>电水壶<|im_end|>\n<|im_start|>assistant\n"
+    )
+
+    # Their score (:120-137): sigmoid of the last hidden state times lm_head[yes] - lm_head[no].
+    model = Qwen3VLForConditionalGeneration.from_pretrained(qwen_reranker).eval()
+    vocab = processor.tokenizer.get_vocab()
+    with torch.no_grad():
+        last = model.model(**theirs).last_hidden_state[:, -1]
+        weight = model.lm_head.weight[vocab["yes"]] - model.lm_head.weight[vocab["no"]]
+        expected = torch.sigmoid(last @ weight)
+    assert torch.allclose(reranker.score(ours), expected, atol=1e-6)
+
+
+def test_rerank_and_its_metadata_with_the_preset(tmp_path, qwen_reranker, capsys):
+    from _retrieve_helpers import MIPR_SAMPLE
+
+    from mmrhub.commands.rerank import build_parser
+    from mmrhub.commands.rerank import rerank_options
+    from mmrhub.retrieve.rerank import run
+
+    output = tmp_path / "run.json"
+    candidates = MIPR_SAMPLE / "baseline" / "simulated_embedding_top50.json"
+    argv = ["mipr", "--candidates", str(candidates), "--model", str(qwen_reranker), "--top-n", "3"]
+    assert run(rerank_options(build_parser().parse_args([*argv, "--output", str(output), "--num-workers", "0"]))) == 0
+    read_valid_run(MIPR.read_truth(MIPR_SAMPLE), output)
+    meta = json.loads((tmp_path / "run.json.meta.json").read_text())
+    assert meta["preset"] == "qwen3-vl-reranker"
+    settings = meta["settings"]
+    assert (settings["system_prompt"], settings["query_instruction"]) == (
+        RERANKER_SYSTEM,
+        "Given a search query, retrieve relevant candidates that answer the query.",
+    )
+    assert (settings["min_pixels"], settings["max_pixels"], settings["max_length"]) == (4096, 1843200, 10240)
+    assert settings["sources"]["max_pixels"] == "QR:21" and meta["versions"]["torchvision"]
+    assert meta["model"]["image"] == {"min_pixels": 4096, "max_pixels": 1843200, "resize": RESIZE_RULE}
+    assert f"{qwen_reranker} (preset: qwen3-vl-reranker)" in capsys.readouterr().out
+
+
+def test_paper_baseline_end_to_end(tmp_path, qwen_reranker, capsys):
+    """``baseline mipr --paper`` with tiny checkpoints of the paper's two models: the presets come from --paper (the
+    folders' names say nothing), both runs are written apart, and our rows print beside the paper's."""
+    import shutil
+
+    from mmrhub.cli import main
+
+    embedding = build_tiny_qwen3_vl_embedding(tmp_path / "embedding")
+    reranker = shutil.copytree(qwen_reranker, tmp_path / "reranker" / "model")
+    assert embedding.name == reranker.name == "model"
+    runs, cache = tmp_path / "runs", tmp_path / "cache"
+    argv = ["baseline", "mipr", "--paper", "--embedding-model", str(embedding), "--reranker-model", str(reranker)]
+    assert main([*argv, "--num-workers", "0", "--output-dir", str(runs), "--cache-dir", str(cache)]) == 0
+    out = capsys.readouterr().out.splitlines()
+
+    # two folders called "model": the runs are told apart by role, and each says which preset made it
+    names = ("mipr_model-embedding_top50.json", "mipr_model-reranked_top50.json")
+    metas = [json.loads((runs / f"{name}.meta.json").read_text()) for name in names]
+    assert [meta["preset"] for meta in metas] == ["qwen3-vl-embedding", "qwen3-vl-reranker"]
+    assert metas[1]["candidates"] == str(runs / names[0])
+    pools = [{e["qid"]: len(e["ranked"]) for e in json.loads((runs / name).read_text())} for name in names]
+    assert set(pools[0].values()) == {50} and pools[1] == pools[0]
+    assert f"{embedding} (preset: qwen3-vl-embedding); {reranker} (preset: qwen3-vl-reranker)" in out
+
+    # the scores table, then the same rows beside the paper's: ours, the paper's, and ours minus theirs
+    header = out.index("| System | nDCG@10 | R-L1@10 | Hit-L1@1 | Hit-L1@10 | SC-R-L1@10 | SC-R-L1@10* |")
+    table = [line.split(" | ") for line in out[header + 2 : header + 5]]
+    beside = out.index("Beside the MIPR paper's table:")
+    assert out[beside + 1] == out[header]
+    rows = [line.strip("|").split(" | ") for line in out[beside + 3 : beside + 12]]
+    for system, published in enumerate(MIPR.published_table):
+        ours, paper, difference = rows[3 * system : 3 * system + 3]
+        name = table[system][0].lstrip("| ")
+        assert (ours[0].strip(), paper[0].strip(), difference[0].strip()) == (
+            f"{name} (ours)",
+            f"{name} (paper)",
+            "difference",
+        )
+        assert [float(value) for value in paper[1:]] == list(published.values())
+        for mine, theirs, delta in zip(ours[1:], paper[1:], difference[1:]):
+            assert float(delta) == pytest.approx(float(mine) - float(theirs), abs=0.011)
+    assert len(out) == beside + 12
+
+
+# --- images as the authors resize them ---------------------------------------------------------------------------
+
+
+def varied_images():
+    """Images whose resizing can go wrong: noise (every pixel counts), a screenshot's shape, a thin banner, the
+    sample's 48-pixel products, transparency."""
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+
+    def noise(width, height, channels=3):
+        return Image.fromarray(rng.integers(0, 256, (height, width, channels), dtype=np.uint8))
+
+    return {
+        "screenshot 4000x1280": noise(4000, 1280),
+        "banner 1000x10": noise(1000, 10),
+        "product 48x48": noise(48, 48),
+        "photo 701x499": noise(701, 499),
+        "transparent 300x200": noise(300, 200, 4),
+        "palette 90x60": noise(90, 60).convert("P"),
+    }
+
+
+def test_images_are_resized_as_the_authors_qwen_vl_utils_resizes_them(tmp_path):
+    """Our pixels are the authors' pixels: their fetch_image (qwen-vl-utils, to_rgb + smart_resize + PIL resize)
+    then the processor with do_resize=False, against our preparation and the model's preprocessing."""
+    import torch
+
+    vision_process = pytest.importorskip("qwen_vl_utils.vision_process")
+    encoder = tiny_encoder(tmp_path)
+    processor = encoder.module.processor
+    for name, image in varied_images().items():
+        element = {"image": image, "min_pixels": 4 * 32 * 32, "max_pixels": 1800 * 32 * 32}
+        theirs = processor.image_processor(
+            images=[vision_process.fetch_image(element, image_patch_size=16)], do_resize=False, return_tensors="pt"
+        )
+        ours = encoder.module.preprocess([{"image": encoder.prepare_image(name, image), "text": "x"}])
+        assert ours["image_grid_thw"].tolist() == theirs["image_grid_thw"].tolist(), name
+        assert torch.equal(ours["pixel_values"], theirs["pixel_values"]), name
+
+
+def test_the_size_rule_is_qwen_vl_utils_smart_resize():
+    import random
+
+    from mmrhub.retrieve.images import budget_size
+
+    vision_process = pytest.importorskip("qwen_vl_utils.vision_process")
+    draw = random.Random(0)
+    for _ in range(20_000):
+        height = draw.choice([draw.randint(1, 64), draw.randint(1, 5000), draw.randint(1, 40_000)])
+        width = min(max(1, int(height * 10 ** draw.uniform(-2.3, 2.3))), 200 * height)
+        if max(height, width) / min(height, width) > 200:
+            continue
+        low, high = draw.choice([(4096, 1843200), (4096, 16384), (65536, 16777216)])
+        assert budget_size(height, width, low, high) == vision_process.smart_resize(height, width, 32, low, high), (
+            height,
+            width,
+        )

@@ -3,6 +3,8 @@ torchvision) saved as a sentence-transformers CrossEncoder and loaded through --
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,11 +15,12 @@ pytest.importorskip("torch")
 pytest.importorskip("sentence_transformers")
 
 from _paths import ROOT
+from _retrieve_helpers import MIPR_SAMPLE
 from _retrieve_helpers import build_tiny_llava_reranker  # noqa: E402
 from _retrieve_helpers import one_and_two_processes
+from _retrieve_helpers import read_jsonl
 
 SCRIPT = ROOT / "scripts" / "rerank.py"
-MIPR_SAMPLE = ROOT / "data" / "mipr"
 BASELINE = MIPR_SAMPLE / "baseline" / "simulated_embedding_top50.json"
 TOP_N = 4
 
@@ -54,10 +57,6 @@ def sample_options(reranker, tmp_path, *extra):
         tmp_path / "cache",
         *extra,
     )
-
-
-def read_jsonl(path):
-    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def test_pools_kept_and_head_ordered_by_the_model_scores(tmp_path, reranker, capsys):
@@ -165,3 +164,61 @@ def test_commands_register_without_importing_torch():
         "assert 'torch' not in sys.modules, 'torch imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_the_run_says_how_it_was_made(tmp_path, reranker, capsys):
+    instruction = "Find what solves the need."
+    rerank(tmp_path, *sample_options(reranker, tmp_path, "--prompt", instruction, "--max-length", 2000))
+    meta = json.loads((tmp_path / "run.json.meta.json").read_text())
+    assert (meta["command"], meta["run"], meta["preset"]) == ("rerank", "run.json", "none")
+    assert (meta["candidates"], meta["device"]) == (str(BASELINE), "cpu")
+    assert meta["settings"]["query_instruction"] == instruction and meta["settings"]["max_length"] == 2000
+    assert meta["model"]["prompt"] == instruction and meta["model"]["dtype"] == "torch.float32"
+    assert meta["model"]["activation"] == "Sigmoid"
+    # a local folder is identified by a hash of its files (tests/retrieve/test_identity.py)
+    assert meta["model"]["model"]["name"] == "model" and re.fullmatch("[0-9a-f]{64}", meta["model"]["model"]["files"])
+    import sentence_transformers
+    import torch
+
+    versions = meta["versions"]
+    assert (versions["torch"], versions["sentence-transformers"]) == (
+        torch.__version__,
+        sentence_transformers.__version__,
+    )
+    assert f"{reranker} (preset: none)" in capsys.readouterr().out
+
+
+def copy_of(reranker, folder):
+    return Path(shutil.copytree(reranker, folder))
+
+
+def test_a_chat_template_json_beside_additional_templates_is_refused_with_the_fix(tmp_path, reranker):
+    model = copy_of(reranker, tmp_path / "conflict")
+    (model / "additional_chat_templates").mkdir()
+    (model / "additional_chat_templates" / "reranker.jinja").write_text((model / "chat_template.jinja").read_text())
+    (model / "chat_template.json").write_text(
+        json.dumps({"chat_template": (model / "chat_template.jinja").read_text()})
+    )
+    with pytest.raises(ValueError) as raised:
+        rerank(tmp_path, *sample_options(model, tmp_path))
+    assert str(raised.value) == (
+        f"--model {model}: chat_template.json cannot be read beside additional_chat_templates/ (transformers 5); "
+        "rename its template to chat_template.jinja (the JSON file's chat_template value) and remove "
+        "chat_template.json."
+    )
+
+
+def test_a_reranker_without_a_chat_template_is_refused_with_the_fix(tmp_path, reranker):
+    model = copy_of(reranker, tmp_path / "templateless")
+    (model / "chat_template.jinja").unlink()
+    with pytest.raises(ValueError, match=f"^--model {model}: its processor has no chat template; add chat_template"):
+        rerank(tmp_path, *sample_options(model, tmp_path))
+
+
+def test_a_pixel_budget_for_an_image_processor_without_one_is_refused(tmp_path, reranker):
+    with pytest.raises(ValueError) as raised:
+        rerank(tmp_path, *sample_options(reranker, tmp_path, "--max-pixels", 4096))
+    assert str(raised.value) == (
+        f"--min-pixels / --max-pixels: {reranker}'s image processor (LlavaImageProcessorPil) resizes to a size of its "
+        "own; pixel budgets apply to Qwen-VL models. Leave both out."
+    )

@@ -2,10 +2,8 @@
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -13,46 +11,21 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from _paths import ROOT
+from _retrieve_helpers import IMAGE_ONLY_QUERY
+from _retrieve_helpers import MIPR_SAMPLE
+from _retrieve_helpers import SELF_QUERY
 from _retrieve_helpers import build_tiny_chinese_clip  # noqa: E402
 from _retrieve_helpers import build_tiny_sentence_transformer  # noqa: E402
 from _retrieve_helpers import one_and_two_processes
+from _retrieve_helpers import read_jsonl
+from _retrieve_helpers import retrieve
+from _retrieve_helpers import top
 
 from mmrhub.benchmarks import M2KR  # noqa: E402
 from mmrhub.benchmarks import MIPR  # noqa: E402
 from mmrhub.scoring.score import read_valid_run  # noqa: E402
 
 SCRIPT = ROOT / "scripts" / "embed_retrieve.py"
-MIPR_SAMPLE = ROOT / "data" / "mipr"
-SELF_QUERY, IMAGE_ONLY_QUERY = "9001", "9002"
-
-
-def read_jsonl(path):
-    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def write_jsonl(path, rows):
-    Path(path).write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
-
-
-@pytest.fixture(scope="module")
-def mipr_dir(tmp_path_factory):
-    """The MIPR sample plus two queries: a copy of the middle corpus item (its image and title), and the first
-    query's image with an empty question."""
-    folder = tmp_path_factory.mktemp("mipr") / "data"
-    shutil.copytree(MIPR_SAMPLE, folder)
-    corpus = read_jsonl(folder / "mipr_corpus.jsonl")
-    queries = read_jsonl(folder / "mipr_query.jsonl")
-    item = corpus[len(corpus) // 2]
-    images = folder / "images"
-    shutil.copy(images / "product_images" / item["pict_url"], images / "query_images" / "self.jpg")
-    queries.append({"idx": SELF_QUERY, "query": item["title"], "image_url": "self.jpg"})
-    queries.append({"idx": IMAGE_ONLY_QUERY, "query": "", "image_url": queries[0]["image_url"]})
-    write_jsonl(folder / "mipr_query.jsonl", queries)
-    qrels = read_jsonl(folder / "mipr_annotation.jsonl")
-    qrels.append({"idx": SELF_QUERY, "items": [{"item_id": item["item_id"], "final_grade": "L1"}]})
-    qrels.append({"idx": IMAGE_ONLY_QUERY, "items": [{"item_id": corpus[0]["item_id"], "final_grade": "L2"}]})
-    write_jsonl(folder / "mipr_annotation.jsonl", qrels)
-    return {"dir": folder, "self_item": item["item_id"], "num_queries": len(queries), "num_corpus": len(corpus)}
 
 
 @pytest.fixture(scope="module")
@@ -70,22 +43,6 @@ def clip_model(tmp_path_factory, sample_texts):
 def st_model(tmp_path_factory, sample_texts):
     pytest.importorskip("sentence_transformers")
     return build_tiny_sentence_transformer(tmp_path_factory.mktemp("st"), sample_texts)
-
-
-def retrieve(tmp_path, *options, name="run.json"):
-    """Run the script in-process; return the run path, parsed run and per-phase stats."""
-    from mmrhub.commands.retrieve import build_parser
-    from mmrhub.commands.retrieve import retrieve_options
-    from mmrhub.retrieve.pipeline import run
-
-    output, stats = tmp_path / name, tmp_path / f"{name}.stats.json"
-    argv = [*map(str, options), "--output", str(output), "--stats-json", str(stats), "--num-workers", "0"]
-    assert run(retrieve_options(build_parser().parse_args(argv))) == 0
-    return output, json.loads(output.read_text()), json.loads(stats.read_text())
-
-
-def top(run, qid):
-    return next(entry["ranked"] for entry in run if entry["qid"] == qid)
 
 
 @pytest.mark.parametrize("backend", ["transformers", "sentence-transformers"])
