@@ -1,4 +1,5 @@
-"""Building blocks of the export tests: exporting a bundled sample, and row comparisons."""
+"""Building blocks of the export tests: exporting a bundled sample, row comparisons, and what the MTEB exports must
+hold (the builders' ids, texts and judgments)."""
 
 import pyarrow as pa
 from datasets.utils.file_utils import xopen
@@ -47,3 +48,28 @@ def run_cli(argv) -> int:
     from mmrhub.cli import main
 
     return main(argv)
+
+
+def expected_mipr():
+    """(corpus ids, corpus texts, query ids, query texts, {query: {item: gain}}) of the MIPR builder."""
+    mipr = builder_module("mipr")
+    corpus, queries, qrels = mipr.load("corpus"), mipr.load("queries"), mipr.load("qrels")
+    judgments = {
+        row["idx"]: {item["item_id"]: mipr.GAINS.get(item["final_grade"], 0) for item in row["items"]} for row in qrels
+    }
+    return corpus["item_id"], corpus["title"], queries["idx"], queries["query"], judgments
+
+
+def expected_m2kr():
+    """The same five of the M2KR builder, each positive passage judged 1."""
+    m2kr = builder_module("m2kr")
+    passages, data, answers = (
+        m2kr.load("challenge_passage"),
+        m2kr.load("challenge_data"),
+        m2kr.load("challenge_answers"),
+    )
+    judgments = {row["question_id"]: {pid: 1 for pid in row["pos_item_ids"]} for row in answers}
+    return passages["passage_id"], passages["passage_content"], data["question_id"], data["question"], judgments
+
+
+EXPECTED = {"mipr": expected_mipr, "m2kr": expected_m2kr}

@@ -1,5 +1,6 @@
 """Imports point one way: cli -> commands -> benchmarks -> wings (scoring, export, report, retrieve) -> builders and
-metric folders. Read from the source with ``ast``, so a lazy import inside a function counts too."""
+metric folders; and no file of the tests imports a test module. Read from the source with ``ast``, so a lazy import
+inside a function counts too."""
 
 import ast
 from pathlib import Path
@@ -8,6 +9,7 @@ import pytest
 from _paths import ROOT
 
 PACKAGE = ROOT / "mmrhub"
+TESTS = ROOT / "tests"
 WINGS = ("scoring", "export", "report", "retrieve")
 
 
@@ -65,3 +67,26 @@ def test_the_direction_test_sees_a_violation(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("def f():\n    from mmrhub.commands.arguments import scoring_request\n", encoding="utf-8")
     assert reaches(bad, "mmrhub.commands") == ["mmrhub.commands.arguments", "mmrhub.commands.arguments.scoring_request"]
+
+
+def imported_test_modules(path: Path) -> list:
+    """The test modules (``test_*`` files anywhere under tests/) that a file imports, at any depth."""
+    test_modules = {test.stem for test in TESTS.rglob("test_*.py")}
+    return sorted({name.split(".")[0] for name in imported_modules(path)} & test_modules)
+
+
+def test_no_test_module_imports_another():
+    """Shared names live in tests/_*_helpers.py, shared fixtures in a conftest.py: no file under tests/ imports a
+    test module, whose module-level code (its skips, its settings) would then run for another file too."""
+    offenders = {
+        str(path.relative_to(TESTS)): imported_test_modules(path)
+        for path in sorted(TESTS.rglob("*.py"))
+        if imported_test_modules(path)
+    }
+    assert offenders == {}
+
+
+def test_the_test_import_check_sees_a_violation(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import test_report\n\n\ndef f():\n    from test_mteb import EXPECTED\n", encoding="utf-8")
+    assert imported_test_modules(bad) == ["test_mteb", "test_report"]

@@ -17,12 +17,15 @@ from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.run_trec import ORDERS
 
 
-def add_scoring_arguments(parser, benchmark) -> None:
-    """What every scoring command takes: the data, the cutoffs, the benchmark's options, --json."""
+def add_scoring_arguments(parser, benchmark, oracle: bool = True) -> None:
+    """What every scoring command takes: the data, the cutoffs, the benchmark's options, --json. ``oracle=False``
+    for a command that scores no oracle (compare): the oracle's own options are then not offered."""
     parser.add_argument("--data-dir", help=f"the {benchmark.title} data folder (default: the bundled sample)")
     k = ",".join(map(str, benchmark.measures.DEFAULT_K))
     parser.add_argument("--k", type=comma_list(positive_int), metavar="K[,K...]", help=f"cutoffs (default: {k})")
     for option in benchmark.options:
+        if option.oracle and not oracle:
+            continue
         flag = "--" + option.name.replace("_", "-")
         if option.many:
             choices = ",".join(option.choices)
@@ -60,6 +63,8 @@ def scoring_request(args, runs=(), **fields) -> ScoringRequest:
     measures = {"k": tuple(args.k or benchmark.measures.DEFAULT_K)}
     oracle = {}
     for option in benchmark.options:
+        if option.oracle and not hasattr(args, option.name):
+            continue  # a command that scores no oracle (compare) offers none of its options
         value = getattr(args, option.name)
         (oracle if option.oracle else measures)[option.name] = tuple(value) if option.many else value
     request = ScoringRequest(

@@ -55,7 +55,7 @@ def register(subparsers) -> None:
         sub.add_argument(
             "--seed", type=int, default=0, help="the sign flips' seed, the same for every pair (default 0)"
         )
-        add_scoring_arguments(sub, benchmark)
+        add_scoring_arguments(sub, benchmark, oracle=False)  # compare scores no oracle
         sub.set_defaults(func=run, breakdown=False)
 
 

@@ -2,6 +2,7 @@
 ends the command quietly."""
 
 import argparse
+import re
 import subprocess
 import sys
 
@@ -11,6 +12,7 @@ from _paths import ROOT
 from mmrhub.cli import build_parser
 from mmrhub.cli import main
 from mmrhub.cli import without_debug
+from mmrhub.commands.arguments import scoring_request
 
 EMBEDDING = ROOT / "data" / "mipr" / "baseline" / "simulated_embedding_top50.json"
 M2KR_RUN = ROOT / "data" / "m2kr" / "baseline" / "simulated_top5.json"
@@ -126,3 +128,44 @@ def test_model_command_numbers_are_in_range(capsys, argv, message):
     with pytest.raises(SystemExit):
         build_parser().parse_args(argv)
     assert message in capsys.readouterr().err
+
+
+def help_of(capsys, *command) -> str:
+    with pytest.raises(SystemExit) as exit:
+        build_parser().parse_args([*command, "--help"])
+    assert exit.value.code == 0
+    return capsys.readouterr().out
+
+
+ORDER_FLAG = re.compile(r"(?<![\w-])--order\b")  # not --trec-order
+
+
+@pytest.mark.parametrize("benchmark", ["mipr", "m2kr"])
+def test_compare_offers_no_oracle_option(capsys, benchmark):
+    help = help_of(capsys, "compare", benchmark)
+    assert "--trec-order" in help and not ORDER_FLAG.search(help)
+    with pytest.raises(SystemExit) as exit:
+        build_parser().parse_args(["compare", benchmark, str(EMBEDDING), str(EMBEDDING), "--order", "coverage"])
+    assert exit.value.code == 2
+    assert "unrecognized arguments: --order coverage" in capsys.readouterr().err
+
+
+def test_compare_asks_for_no_oracle_reading():
+    args = build_parser().parse_args(["compare", "mipr", str(EMBEDDING), str(EMBEDDING), "--no-l1", "skip"])
+    request = scoring_request(args, runs=args.runs)
+    assert request.oracle_options == {} and request.measure_options["no_l1"] == "skip"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["evaluate", "mipr", str(EMBEDDING)],
+        ["oracle", "mipr", str(EMBEDDING)],
+        ["report", "mipr", str(EMBEDDING), "-o", "report.html"],
+    ],
+)
+def test_the_commands_that_score_an_oracle_take_its_order(capsys, command):
+    assert ORDER_FLAG.search(help_of(capsys, *command[:2]))
+    assert scoring_request(build_parser().parse_args(command)).oracle_options == {"order": "baseline"}
+    args = build_parser().parse_args([*command, "--order", "coverage"])
+    assert scoring_request(args).oracle_options == {"order": "coverage"}

@@ -1,9 +1,10 @@
 """``--format mteb``: the MIEB Hub layout, corpus (split ``corpus``) / query (``id``, ``modality``, ``text``,
 ``image``) and qrels (``query-id``, ``Q0``, ``corpus-id``, integer ``score`` = the graded gain), loaded by mteb 2's
-own retrieval loader (mteb 1.x's: tests/test_export_mteb1.py)."""
+own retrieval loader (mteb 1.x's: tests/export/test_mteb1.py)."""
 
 import datasets
 import pytest
+from _export_helpers import EXPECTED
 from _export_helpers import builder_module
 from datasets import load_dataset
 from huggingface_hub import DatasetCard
@@ -19,29 +20,6 @@ SCHEMAS = {
         "qrels": QRELS,
     },
 }
-
-
-def expected_mipr():
-    mipr = builder_module("mipr")
-    corpus, queries, qrels = mipr.load("corpus"), mipr.load("queries"), mipr.load("qrels")
-    judgments = {
-        row["idx"]: {item["item_id"]: mipr.GAINS.get(item["final_grade"], 0) for item in row["items"]} for row in qrels
-    }
-    return corpus["item_id"], corpus["title"], queries["idx"], queries["query"], judgments
-
-
-def expected_m2kr():
-    m2kr = builder_module("m2kr")
-    passages, data, answers = (
-        m2kr.load("challenge_passage"),
-        m2kr.load("challenge_data"),
-        m2kr.load("challenge_answers"),
-    )
-    judgments = {row["question_id"]: {pid: 1 for pid in row["pos_item_ids"]} for row in answers}
-    return passages["passage_id"], passages["passage_content"], data["question_id"], data["question"], judgments
-
-
-EXPECTED = {"mipr": expected_mipr, "m2kr": expected_m2kr}
 
 
 @pytest.mark.parametrize("benchmark", ["mipr", "m2kr"])

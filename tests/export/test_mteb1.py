@@ -6,7 +6,7 @@ import os
 import subprocess
 
 import pytest
-from test_mteb import EXPECTED
+from _export_helpers import EXPECTED
 
 PYTHON = os.environ.get("MMRHUB_MTEB1_PYTHON")
 pytestmark = pytest.mark.skipif(not PYTHON, reason="set MMRHUB_MTEB1_PYTHON to a Python with mteb<2")

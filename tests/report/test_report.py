@@ -1,107 +1,29 @@
 """mmrhub report on the bundled samples, without a browser: the page parses, its table is evaluate's, its
 gallery holds exactly the queries and thumbnails expected from the raw files."""
 
-import argparse
 import json
 import subprocess
 import sys
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 from _paths import ROOT
+from _report_helpers import EMBEDDING
+from _report_helpers import M2KR_DIR
+from _report_helpers import M2KR_RUN
+from _report_helpers import MIPR_DIR
+from _report_helpers import RERANKER
+from _report_helpers import Page
+from _report_helpers import count_decodes
+from _report_helpers import evaluate_table
+from _report_helpers import markdown_rows
+from _report_helpers import run_report
 
 from mmrhub.cli import main
-from mmrhub.commands import report
 from mmrhub.scoring.run import RunError
 
 pytest.importorskip("matplotlib")
-
-MIPR_DIR = ROOT / "data" / "mipr"
-M2KR_DIR = ROOT / "data" / "m2kr"
-EMBEDDING = MIPR_DIR / "baseline" / "simulated_embedding_top50.json"
-RERANKER = MIPR_DIR / "baseline" / "simulated_reranker_top50.json"
-M2KR_RUN = M2KR_DIR / "baseline" / "simulated_top5.json"
-
-
-def run_report(*argv) -> int:
-    """The report command through its own parser (the same arguments as ``mmrhub report``)."""
-    parser = argparse.ArgumentParser()
-    report.register(parser.add_subparsers())
-    args = parser.parse_args(["report", *map(str, argv)])
-    return args.func(args)
-
-
-class Page(HTMLParser):
-    """The parts of a report the tests read: tables by id, gallery rows, images (their sources looked up in the
-    page's thumbnail table, as its script does), placeholders, item figures, the notice and the visible text."""
-
-    def __init__(self, text: str):
-        super().__init__()
-        self.tables, self.queries, self.images, self.figures, self.placeholders = {}, [], [], [], []
-        self.thumbnails, self.notice, self.text = "", "", ""
-        self._table = self._cell = self._hidden = None
-        self.feed(text)
-        self.thumbnails = json.loads(self.thumbnails)
-        for image in self.images:
-            image["src"] = self.thumbnails[image["data-thumbnail"]]
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if tag in ("script", "style", "svg"):
-            self._hidden = attrs.get("id") or tag
-        elif tag == "p" and attrs.get("id") == "missing-images":
-            self._hidden = "notice"
-        elif tag == "span" and attrs.get("class") == "placeholder":
-            self.placeholders.append(attrs)
-        if tag == "table":
-            self._table = self.tables.setdefault(attrs.get("id"), [])
-        elif tag == "tr" and self._table is not None:
-            self._table.append([])
-        elif tag in ("td", "th") and self._table is not None:
-            self._cell = ""
-        elif tag == "div" and "query" in attrs.get("class", "").split():
-            self.queries.append(attrs["data-query-id"])
-        elif tag == "img":
-            self.images.append(attrs)
-        elif tag == "figure" and "item" in attrs.get("class", "").split():
-            self.figures.append(attrs["class"].split())
-
-    def handle_endtag(self, tag):
-        if tag in ("script", "style", "svg", "p"):
-            self._hidden = None
-        if tag in ("td", "th") and self._cell is not None:
-            self._table[-1].append(self._cell.strip())
-            self._cell = None
-        elif tag == "table":
-            self._table = None
-
-    def handle_data(self, data):
-        if self._cell is not None:
-            self._cell += data
-        if self._hidden == "thumbnails":
-            self.thumbnails += data
-        elif self._hidden == "notice":
-            self.notice += data
-        elif self._hidden is None:
-            self.text += data
-
-
-def markdown_rows(text: str) -> list:
-    """Every row of the first Markdown table, header included (the separator left out)."""
-    lines = []
-    for line in text.splitlines():
-        if line.startswith("|"):
-            lines.append(line)
-        elif lines:
-            break
-    return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines if not line.startswith("|---")]
-
-
-def evaluate_table(capsys, *argv) -> list:
-    assert main(["evaluate", *map(str, argv)]) == 0
-    return markdown_rows(capsys.readouterr().out)
 
 
 def jsonl(path):
@@ -213,15 +135,6 @@ def test_query_ids_pick_the_gallery(tmp_path, capsys):
         ValueError, match=r"^--query-ids: 1 id\(s\) are not judged queries of the benchmark, e\.g\. 'nope'$"
     ):
         run_report("mipr", EMBEDDING, "-o", tmp_path / "x.html", "--query-ids", "2,nope")
-
-
-def count_decodes(monkeypatch) -> list:
-    """Every image ``shrink`` decodes, appended to the list returned."""
-    from mmrhub.report import thumbnails
-
-    decoded, real = [], thumbnails.shrink
-    monkeypatch.setattr(thumbnails, "shrink", lambda data, size: decoded.append(len(data)) or real(data, size))
-    return decoded
 
 
 def test_each_image_is_decoded_once_and_written_once(tmp_path, capsys, monkeypatch):

@@ -5,17 +5,17 @@ import json
 import shutil
 
 import pytest
+from _report_helpers import EMBEDDING
+from _report_helpers import M2KR_DIR
+from _report_helpers import M2KR_RUN
+from _report_helpers import MIPR_DIR
+from _report_helpers import RERANKER
+from _report_helpers import Page
+from _report_helpers import count_decodes
+from _report_helpers import evaluate_table
+from _report_helpers import markdown_rows
+from _report_helpers import run_report
 from PIL import Image
-from test_report import EMBEDDING
-from test_report import M2KR_DIR
-from test_report import M2KR_RUN
-from test_report import MIPR_DIR
-from test_report import RERANKER
-from test_report import Page
-from test_report import count_decodes
-from test_report import evaluate_table
-from test_report import markdown_rows
-from test_report import run_report
 
 pytest.importorskip("matplotlib")
 
