@@ -129,7 +129,7 @@ def pipeline_options(args) -> tuple:
         batch_size=args.embedding_batch_size,
         top_k=args.top_k,
         runtime=replace(runtime, cache_dir=cache_dir("embeddings")),
-        output=OutputOptions(path=str(embedding_run), score=False),
+        output=OutputOptions(path=str(embedding_run), score=False, named_after_model=True),
     )
     rerank = RerankOptions(
         data=data,
@@ -141,7 +141,7 @@ def pipeline_options(args) -> tuple:
         top_n=args.top_n,
         chunk_queries=args.chunk_queries,
         runtime=replace(runtime, cache_dir=cache_dir("rerank")),
-        output=OutputOptions(path=str(reranked_run), score=False),
+        output=OutputOptions(path=str(reranked_run), score=False, named_after_model=True),
     )
     return retrieve, rerank
 

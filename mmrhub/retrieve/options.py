@@ -8,6 +8,7 @@ from pathlib import Path
 from mmrhub.retrieve.naming import default_output
 from mmrhub.retrieve.presets import Preset
 from mmrhub.retrieve.presets import resolve
+from mmrhub.retrieve.provenance import check_replaceable
 
 BACKENDS = ("sentence-transformers", "transformers")
 DEFAULT_MODELS = {
@@ -57,10 +58,16 @@ class OutputOptions:
     path: str | None = None  # None: runs/<benchmark>_<model>.json
     score: bool = True
     stats_json: str | None = None
+    named_after_model: bool = False  # ``path`` was made from the model's name (baseline's), not given by the user
 
     def run_path(self, benchmark_name: str, model_id: str) -> Path:
-        """``path``, else ``runs/<benchmark>_<last part of the model id>.json``."""
-        return Path(self.path) if self.path else default_output(benchmark_name, model_id)
+        """``path``, else ``runs/<benchmark>_<last part of the model id>.json``. A name made from the model's is
+        refused when it holds a run of another model (``check_replaceable``)."""
+        if self.path and not self.named_after_model:
+            return Path(self.path)
+        path = Path(self.path) if self.path else default_output(benchmark_name, model_id)
+        check_replaceable(path, model_id)
+        return path
 
 
 @dataclass(frozen=True)

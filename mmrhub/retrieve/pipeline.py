@@ -108,6 +108,7 @@ def _run(options: RetrieveOptions, context) -> int:
 
     data = options.data
     benchmark = data.benchmark
+    run_path = options.output.run_path(benchmark.name, options.model) if context.is_main else None
     queries, corpus = load_both_sides(data, context)
     truth = benchmark.read_truth(data.folder) if context.is_main else None
     pools = read_pools(options.candidates, truth, queries.ids, corpus.ids) if options.candidates else None
@@ -133,10 +134,11 @@ def _run(options: RetrieveOptions, context) -> int:
 
     scores, indices = search(query_vectors, corpus_vectors, options, pools, context, phases)
     ids, values = rankings(corpus.ids, scores, indices)
-    output = write_run(options.output.run_path(benchmark.name, options.model), queries.ids, ids, values)
+    output = write_run(run_path, queries.ids, ids, values)
     write_meta(
         output,
         "retrieve",
+        options.model,
         encoder.identity,
         settings,
         device=str(context.device),

@@ -48,6 +48,7 @@ def _run(options: RerankOptions, context) -> int:
 
     data = options.data
     benchmark = data.benchmark
+    run_path = options.output.run_path(benchmark.name, options.model) if context.is_main else None
     queries, corpus = load_both_sides(data, context)
 
     truth = pools = fingerprints = None
@@ -84,9 +85,10 @@ def _run(options: RerankOptions, context) -> int:
             items, item_scores = reranked(pools[q], by_query.get(q, []))
             rankings.append([corpus.ids[c] for c in items])
             values.append(item_scores)
-    output = write_run(options.output.run_path(benchmark.name, options.model), queries.ids, rankings, values)
+    output = write_run(run_path, queries.ids, rankings, values)
     check_pool(read_run(output), read_run(options.candidates))
-    write_meta(output, "rerank", reranker.identity, settings, device=str(context.device), candidates=options.candidates)
+    meta = {"device": str(context.device), "candidates": options.candidates}
+    write_meta(output, "rerank", options.model, reranker.identity, settings, **meta)
     phases.say(f"Run written to {output} ({len(queries.ids):,} queries; pools of {options.candidates} kept).")
     score_and_record(options, data, truth, output, settings, context, dtype, phases)
     return 0

@@ -158,7 +158,7 @@ def test_baseline_hands_option_objects_to_both_pipelines(tmp_path, monkeypatch):
         model="org/Embed-1",
         top_k=7,
         runtime=RunOptions(**{**vars(runtime), "cache_dir": str(tmp_path / "cache" / "embeddings")}),
-        output=OutputOptions(path=embedding_run, score=False),
+        output=OutputOptions(path=embedding_run, score=False, named_after_model=True),
     )
     assert rerank == RerankOptions(
         data=data,
@@ -167,5 +167,7 @@ def test_baseline_hands_option_objects_to_both_pipelines(tmp_path, monkeypatch):
         settings=ModelSettings(query_instruction="judge"),
         top_n=3,
         runtime=RunOptions(**{**vars(runtime), "cache_dir": str(tmp_path / "cache" / "rerank")}),
-        output=OutputOptions(path=str(tmp_path / "runs" / "mipr_Rerank-1_top7.json"), score=False),
+        output=OutputOptions(
+            path=str(tmp_path / "runs" / "mipr_Rerank-1_top7.json"), score=False, named_after_model=True
+        ),
     )

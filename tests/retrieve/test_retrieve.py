@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -215,3 +216,32 @@ def test_cli_registers_retrieve_without_importing_torch():
         "assert 'torch' not in sys.modules, 'torch imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_default_run_files_never_replace_another_models_run(tmp_path, clip_model, monkeypatch):
+    """runs/<benchmark>_<folder name>.json: a second folder of the same name is refused, the same folder replaces
+    its own run, and a file that no run of ours wrote is left alone."""
+    from mmrhub.commands.retrieve import build_parser
+    from mmrhub.commands.retrieve import retrieve_options
+    from mmrhub.retrieve.pipeline import run
+
+    def default_run(model):
+        argv = ["mipr", "--backend", "transformers", "--model", str(model), "--top-k", "5", "--num-workers", "0"]
+        return run(retrieve_options(build_parser().parse_args([*argv, "--no-eval", "--no-cache"])))
+
+    monkeypatch.chdir(tmp_path)
+    first, second = (shutil.copytree(clip_model, tmp_path / name / "clip") for name in ("a", "b"))
+    assert default_run(first) == 0
+    path = tmp_path / "runs" / "mipr_clip.json"
+    written = path.read_bytes()
+    with pytest.raises(ValueError) as raised:
+        default_run(second)
+    assert str(raised.value) == (
+        f"runs/mipr_clip.json holds a run of {first}; give --output PATH for the run of {second}, or move that file "
+        "away."
+    )
+    assert path.read_bytes() == written
+    assert default_run(first) == 0  # its own run is replaced
+    (tmp_path / "runs" / "mipr_clip.json.meta.json").unlink()
+    with pytest.raises(ValueError, match="^runs/mipr_clip.json holds a file whose metadata names no model; give"):
+        default_run(first)
