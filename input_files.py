@@ -1,5 +1,6 @@
 """The one way in for input files (runs, tables, archives, images): regular files only, gzip, byte-order marks and
-UTF-16 told from the first bytes, bounded reads, and errors that name the file, the line (1-based) and the byte offset.
+UTF-16 told from the first bytes, bounded reads, and errors that name the file, the line (1-based) and the byte offset
+(and a table's row, 1-based too: ``row_name``).
 
 Only the standard library is imported: the builders and their format modules import this file as a sibling, also as
 ``datasets`` < 4 loading scripts. Messages that quote data quote it with ``repr``, so no control character gets out.
@@ -183,6 +184,11 @@ def decoding_error(name: str, data, err: UnicodeDecodeError, start: int = 0, lin
 def line_of(data: bytes, offset: int) -> int:
     """The 1-based line holding byte ``offset`` (lines end with \\n, \\r\\n or \\r)."""
     return len(_LINE_END.findall(data, 0, offset)) + 1
+
+
+def row_name(index: int) -> str:
+    """How a message names the row at 0-based ``index`` of a table: "row N", counted from 1 as lines are."""
+    return f"row {index + 1}"
 
 
 def first_line(data: bytes) -> bytes:

@@ -2,9 +2,9 @@
 
 The builder (``m2kr.py``) and scoring (``mmrhub.benchmarks.m2kr``) both validate with these functions, so they accept
 the same tables (casting large, dictionary, view and integer columns to the canonical types) and refuse the same
-ones with the same :class:`M2krDataError` naming the file and row. Only pyarrow is imported (scoring never imports
-``datasets``); local files are opened by ``input_files`` (regular files only), URLs with the caller's ``opener``
-(the builder's).
+ones with the same :class:`M2krDataError` naming the file and row (counted from 1, as lines are: every message names
+a row through ``input_files.row_name``). Only pyarrow is imported (scoring never imports ``datasets``); local files
+are opened by ``input_files`` (regular files only), URLs with the caller's ``opener`` (the builder's).
 """
 
 import json
@@ -16,9 +16,9 @@ import pyarrow.compute as pc
 # The one way in for files, beside this file (m2kr.py explains the backslash).
 # fmt: off
 if __package__: \
-from .input_files import InputError, open_input
+from .input_files import InputError, open_input, row_name
 else:
-    from input_files import InputError, open_input
+    from input_files import InputError, open_input, row_name
 # fmt: on
 
 # The builder's logger: these are its warnings, whoever reads the files.
@@ -88,7 +88,7 @@ def read_table(paths, urls, config: str, opener=None, columns=None) -> pa.Table:
             pieces[-1] = _cast_column(pieces[-1], field, display)
             if field.name not in NULLABLE.get(config, ()) and pieces[-1][field.name].null_count:
                 row = pc.index(pc.is_null(pieces[-1][field.name]), True).as_py()
-                raise M2krDataError(f"{display} row {row}: {field.name} is null.")
+                raise M2krDataError(f"{display} {row_name(row)}: {field.name} is null.")
     table = pa.concat_tables(pieces)
     if ID_FIELDS[config] in schema.names:
         _check_unique(table[ID_FIELDS[config]], displays, [len(piece) for piece in pieces])
@@ -143,7 +143,7 @@ def _cast_column(table: pa.Table, field: pa.Field, display: str) -> pa.Table:
 
 
 def _locate(displays, lengths, row: int):
-    """(file, row within the file) of a row of the concatenated table."""
+    """(file, row within the file) of a row of the concatenated table, both 0-based (``row_name`` shows them)."""
     for display, length in zip(displays, lengths):
         if row < length:
             return display, row
@@ -158,8 +158,8 @@ def _check_unique(column: pa.ChunkedArray, displays, lengths):
     for row, value in enumerate(column.to_pylist()):
         if value in first_seen:
             here, first = _locate(displays, lengths, row), _locate(displays, lengths, first_seen[value])
-            where = f"row {first[1]}" if first[0] == here[0] else f"{first[0]} row {first[1]}"
-            raise M2krDataError(f'{here[0]} row {here[1]}: duplicate id "{value}" (first at {where}).')
+            where = row_name(first[1]) if first[0] == here[0] else f"{first[0]} {row_name(first[1])}"
+            raise M2krDataError(f'{here[0]} {row_name(here[1])}: duplicate id "{value}" (first at {where}).')
         first_seen[value] = row
 
 

@@ -35,6 +35,7 @@ from PIL import Image
 
 from input_files import InputError
 from input_files import open_regular
+from input_files import row_name
 
 MAX_SHARD_SIZE = datasets.config.MAX_SHARD_SIZE
 _READ_THREADS = min(32, 4 * (os.cpu_count() or 1))
@@ -65,10 +66,10 @@ class RowSource:
     id_column: Optional[str] = None  # the column naming a row in messages (None: its row number)
 
     def row(self, table: pa.Table, offset: int, index: int) -> str:
-        """How a message names a row: by its id column, else by its number."""
+        """How a message names a row: by its id column, else by its number in the split (counted from 1)."""
         if self.id_column in table.column_names:
             return f"{self.id_column}={table[self.id_column][index].as_py()}"
-        return f"row {offset + index}"
+        return row_name(offset + index)
 
 
 @dataclass

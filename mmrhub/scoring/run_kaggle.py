@@ -24,7 +24,9 @@ def read_kaggle(source, bom: int) -> Run:
     cells = next(csv.reader([first]), [])
     header = int([cell.strip().lower() for cell in cells][-2:] == ["question_id", "passage_id"])
     names = [f"column{i}" for i in range(len(cells))]
-    options = paj.ParseOptions(explicit_schema=pa.schema([("ids", pa.list_(pa.string()))]))
+    # "error": a cell holding more than a list (["a"], "x": 1) would add a field to its line's object; never ignore it
+    ids = pa.schema([("ids", pa.list_(pa.string()))])
+    options = paj.ParseOptions(explicit_schema=ids, unexpected_field_behavior="error")
     query_ids, rankings = [], []
     try:  # a block of rows at a time, so that only a block is held twice
         for rows in pacsv.open_csv(

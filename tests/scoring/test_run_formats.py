@@ -17,6 +17,7 @@ from _metrics_helpers import GAIN  # noqa: E402
 from _paths import ROOT  # noqa: E402
 
 from mmrhub.cli import main  # noqa: E402
+from mmrhub.scoring.run import FORMATS  # noqa: E402
 from mmrhub.scoring.run import RunError  # noqa: E402
 from mmrhub.scoring.run_reading import read_run  # noqa: E402
 
@@ -246,3 +247,20 @@ def test_standard_input_errors_name_it(tmp_path):
     assert "<stdin>: line 2: expected 6 fields 'qid Q0 docid rank score tag', got 5" in result.stderr.decode()
     result = evaluate_stdin(EMBEDDING.read_bytes(), "-", "-")
     assert result.returncode == 1 and "standard input ('-') can be read once" in result.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        '["a"], "x": 1',  # more than a list: a field beside the ids of the line's object pyarrow reads
+        '["a"]}{"ids": ["b"]',  # two lists: two objects on the line pyarrow reads
+    ],
+)
+def test_a_kaggle_cell_that_is_more_than_one_json_list_is_named_by_its_line(tmp_path, cell):
+    quoted = cell.replace('"', '""')
+    path = write(tmp_path / "submission.csv", f'question_id,passage_id\n1,"[""c""]"\n2,"{quoted}"\n3,"[""d""]"\n')
+    with pytest.raises(RunError) as raised:
+        read_run(path)
+    assert str(raised.value) == (
+        f"{path}: line 3: passage_id must be a JSON list of ids, got {cell!r} (read as {FORMATS['kaggle']})"
+    )

@@ -258,7 +258,7 @@ def test_a_duplicate_across_files_names_both(data_dir, tmp_path):
     write_rows(data_dir, "challenge_answers", rows[:20])
     second = "train-00001-of-00002.parquet"
     shutil.copy(data_dir / "challenge_answers" / FILE, data_dir / "challenge_answers" / second)
-    message = f'challenge_answers/{second} row 0: duplicate id "4100" (first at challenge_answers/{FILE} row 0).'
+    message = f'challenge_answers/{second} row 1: duplicate id "4100" (first at challenge_answers/{FILE} row 1).'
     refused(data_dir, tmp_path, message, "challenge_answers")
 
 

@@ -62,7 +62,7 @@ def test_null_id(data_dir, tmp_path):
     rows = source_rows("challenge_passage")
     rows[3]["passage_id"] = None
     write_rows(data_dir, "challenge_passage", rows)
-    _fails(data_dir, "challenge_passage", re.escape(f"challenge_passage/{FILE} row 3: passage_id is null."), tmp_path)
+    _fails(data_dir, "challenge_passage", re.escape(f"challenge_passage/{FILE} row 4: passage_id is null."), tmp_path)
 
 
 @pytest.mark.parametrize("config", ["challenge_data", "challenge_answers"])
@@ -70,14 +70,14 @@ def test_duplicate_question_id(data_dir, tmp_path, config):
     rows = source_rows(config)
     rows[20]["question_id"] = rows[4]["question_id"]
     write_rows(data_dir, config, rows)
-    message = f'{config}/{FILE} row 20: duplicate id "{rows[4]["question_id"]}" (first at row 4).'
+    message = f'{config}/{FILE} row 21: duplicate id "{rows[4]["question_id"]}" (first at row 5).'
     _fails(data_dir, config, re.escape(message), tmp_path)
 
 
 def test_duplicate_passage_id(data_dir, tmp_path):
     rows = source_rows("challenge_passage")
     write_rows(data_dir, "challenge_passage", rows + [rows[0]])
-    message = f'challenge_passage/{FILE} row 300: duplicate id "Q5247669" (first at row 0).'
+    message = f'challenge_passage/{FILE} row 301: duplicate id "Q5247669" (first at row 1).'
     _fails(data_dir, "challenge_passage", re.escape(message), tmp_path)
 
 
@@ -99,7 +99,7 @@ def test_answers_without_positives(data_dir, tmp_path):
     rows[2]["pos_item_ids"] = []
     rows[7]["pos_item_ids"] = None
     write_rows(data_dir, "challenge_answers", rows)
-    _fails(data_dir, "challenge_answers", re.escape(f"challenge_answers/{FILE} row 7: pos_item_ids is null."), tmp_path)
+    _fails(data_dir, "challenge_answers", re.escape(f"challenge_answers/{FILE} row 8: pos_item_ids is null."), tmp_path)
     rows[7]["pos_item_ids"] = []
     write_rows(data_dir, "challenge_answers", rows)
     listed = f"{rows[2]['question_id']}, {rows[7]['question_id']}"

@@ -11,6 +11,7 @@ from _mipr_helpers import read_jsonl
 from _paths import ROOT
 
 import mipr
+import mipr_format
 
 
 def test_invalid_json_line(data_dir):
@@ -149,3 +150,109 @@ def test_an_unknown_field_nested_200000_levels_is_refused_by_line_not_a_crash(da
         done.stdout
         == f"{path}: line 3: JSON nested too deeply to read; expected lists and objects a few levels deep.\n"
     )
+
+
+# --- one record a line: pyarrow reads a stream of JSON values whatever the lines, so the lines are checked too ---
+
+
+def refusal(config, data_dir) -> str:
+    """The whole message of the MiprDataError that preparing ``config`` raises."""
+    with pytest.raises(mipr.MiprDataError) as caught:
+        prepare(config, data_dir)
+    return str(caught.value)
+
+
+def join_with_next(path, number) -> tuple:
+    """Put line ``number + 1`` of ``path`` on line ``number``; the byte offset of line ``number`` and its first
+    record's text."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    first = lines[number - 1].rstrip("\n")
+    lines[number - 1 : number + 1] = [first + lines[number]]
+    path.write_text("".join(lines), encoding="utf-8")
+    return sum(len(line.encode()) for line in lines[: number - 1]), first
+
+
+def spread_over_two_lines(path, number) -> tuple:
+    """Break line ``number`` after its first field; the byte offset of the line and its first part."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    head, tail = lines[number - 1].split(", ", 1)
+    lines[number - 1] = head + ",\n" + tail
+    path.write_text("".join(lines), encoding="utf-8")
+    return sum(len(line.encode()) for line in lines[: number - 1]), head + ","
+
+
+def test_two_records_on_one_line_are_refused_naming_the_line(data_dir):
+    path = data_dir / "mipr_query.jsonl"
+    start, first = join_with_next(path, 5)
+    column, offset = len(first) + 1, start + len(first.encode())
+    expected = f"{path}: line 5, column {column}, byte offset {offset}: not valid JSON (Extra data)."
+    assert refusal("queries", data_dir) == expected
+
+
+def test_two_judgment_lines_on_one_are_refused_naming_the_line(data_dir):
+    path = data_dir / "mipr_annotation.jsonl"
+    start, first = join_with_next(path, 12)
+    column, offset = len(first) + 1, start + len(first.encode())
+    expected = f"{path}: line 12, column {column}, byte offset {offset}: not valid JSON (Extra data)."
+    assert refusal("qrels", data_dir) == expected
+
+
+def test_two_records_on_one_line_of_a_table_read_for_its_ids_are_refused(data_dir):
+    # The qrels config reads mipr_corpus.jsonl for its item_id column alone.
+    path = data_dir / "mipr_corpus.jsonl"
+    start, first = join_with_next(path, 200)
+    column, offset = len(first) + 1, start + len(first.encode())
+    expected = f"{path}: line 200, column {column}, byte offset {offset}: not valid JSON (Extra data)."
+    assert refusal("qrels", data_dir) == expected
+
+
+def test_a_record_spread_over_two_lines_is_refused_naming_its_first(data_dir):
+    path = data_dir / "mipr_query.jsonl"
+    start, head = spread_over_two_lines(path, 5)
+    column, offset = len(head) + 1, start + len(head.encode())
+    reason = "not valid JSON (Expecting property name enclosed in double quotes)."
+    assert refusal("queries", data_dir) == f"{path}: line 5, column {column}, byte offset {offset}: {reason}"
+
+
+def test_a_record_spread_over_two_lines_and_two_on_one_line_do_not_cancel_out(data_dir):
+    # As many records as lines, yet not one a line.
+    path = data_dir / "mipr_query.jsonl"
+    join_with_next(path, 11)
+    start, head = spread_over_two_lines(path, 5)
+    column, offset = len(head) + 1, start + len(head.encode())
+    reason = "not valid JSON (Expecting property name enclosed in double quotes)."
+    assert refusal("queries", data_dir) == f"{path}: line 5, column {column}, byte offset {offset}: {reason}"
+
+
+def test_lines_ended_by_a_carriage_return_alone_are_one_line(data_dir):
+    path = data_dir / "mipr_query.jsonl"
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r"))
+    column, offset = len(first) + 2, len(first.encode()) + 1
+    expected = f"{path}: line 1, column {column}, byte offset {offset}: not valid JSON (Extra data)."
+    assert refusal("queries", data_dir) == expected
+
+
+def test_crlf_blank_lines_spaces_and_no_final_newline_are_still_one_record_a_line(data_dir):
+    path = data_dir / "mipr_query.jsonl"
+    ids = [row["idx"] for row in read_jsonl(path)]
+    lines = path.read_bytes().splitlines()
+    path.write_bytes(b"\xef\xbb\xbf\r\n \t\r\n" + b"\r\n\r\n".join(b"  " + line + b" \t" for line in lines))
+    assert list(prepare("queries", data_dir)["idx"]) == ids
+
+
+@pytest.mark.parametrize("block_size", [1, 2, 3, 4, 5, 64])
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n"])
+def test_lines_are_checked_across_read_blocks(data_dir, monkeypatch, block_size, newline):
+    path = data_dir / "mipr_query.jsonl"
+    lines = [line + newline for line in path.read_bytes().splitlines()]
+    path.write_bytes(b"".join(lines))
+    monkeypatch.setattr(mipr_format, "_BLOCK_SIZE", block_size)  # pyarrow's block too: it reads again, whole lines
+    assert mipr_format.read_table(str(path), "queries").num_rows == 27
+    for number in (1, 2, 26):
+        broken = lines[: number - 1] + [lines[number - 1].rstrip(b"\r\n") + lines[number]] + lines[number + 1 :]
+        path.write_bytes(b"".join(broken))
+        with pytest.raises(mipr_format.MiprDataError) as caught:
+            mipr_format.read_table(str(path), "queries")
+        assert str(caught.value).startswith(f"{path}: line {number}, column ")
+        assert str(caught.value).endswith(": not valid JSON (Extra data).")
