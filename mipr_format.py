@@ -48,7 +48,6 @@ ID_FIELDS = {"queries": "idx", "corpus": "item_id", "qrels": "idx"}
 
 # pyarrow's default JSON block; a longer line is read again with a block that holds it.
 _BLOCK_SIZE = 1 << 20
-_OPEN, _CLOSE, _NEWLINE, _RETURN = b"{}\n\r"
 
 _JUDGMENT = pa.struct([("item_id", pa.string()), ("final_grade", pa.string())])
 SOURCE_SCHEMAS = {
@@ -161,9 +160,6 @@ def _record_lines(path: str, opener) -> Optional[int]:
     (whitespace between) can only part two top-level values; so lines of this shape each hold whole records, and
     exactly one each when there are as many lines as the rows pyarrow read.
     """
-    lines = _plain_lines(path, opener)
-    if lines is not None:
-        return lines
     count = 0
     for _, _, line in _lines(path, opener):
         line = line.strip()
@@ -171,31 +167,6 @@ def _record_lines(path: str, opener) -> Optional[int]:
             return None
         count += 1
     return count
-
-
-def _plain_lines(path: str, opener) -> Optional[int]:
-    """The number of lines when each is a bare "{...}" ended by \\n or \\r\\n (the last may have no end) and none is
-    blank, else None (``_record_lines`` then looks at each line in Python). numpy looks only at the bytes beside
-    each newline, a block at a time: a few percent of the time pyarrow takes to read the file."""
-    newlines = 0
-    with open_input(path, opener) as f:
-        bom = require_utf8(path, f)
-        if bom:
-            f.seek(bom)
-        # The last 3 bytes of the previous block; before the first, as if a record had just ended.
-        carry = b" }\n"
-        while block := f.read(_BLOCK_SIZE):
-            data = np.frombuffer(carry + block, np.uint8)
-            # The newlines with a byte after them here; the last byte of the previous block is at 2, checked now.
-            at = np.flatnonzero(data[2:-1] == _NEWLINE) + 2
-            ends = data[at - 1]
-            closed = (ends == _CLOSE) | ((ends == _RETURN) & (data[at - 2] == _CLOSE))
-            if not (closed.all() and (data[at + 1] == _OPEN).all()):
-                return None
-            newlines += len(at)
-            carry = data[-3:].tobytes()
-    # Each newline checked began a line (the one before the file included); a final newline began none.
-    return newlines if carry.endswith((b"}", b"}\n", b"}\r\n")) else None
 
 
 def _warn_unexpected_fields(path: str, schema: pa.Schema, display: str, opener):
@@ -216,9 +187,9 @@ def _has_null_judgment(table: pa.Table) -> bool:
 
 
 def _lines(path: str, opener):
-    """(line number, byte offset, bytes) of each non-blank line, one held at a time. Error paths call this, and the
-    line check of a file that is not plain JSON Lines (``_record_lines``); so the fast path never holds the file's
-    bytes. A UTF-8 byte order mark at the start of the file is dropped, as the JSON reader does."""
+    """(line number, byte offset, bytes) of each non-blank line, one held at a time: error paths and the line
+    check (``_record_lines``) never hold the file's bytes. A UTF-8 byte order mark at the start of the file is
+    dropped, as the JSON reader does."""
     with open_input(path, opener) as f:
         offset = require_utf8(path, f)
         if offset:
