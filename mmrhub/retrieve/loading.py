@@ -1,13 +1,20 @@
 """Loading that fails loudly: a Hub that cannot be reached, a reranker without its scoring modules, a chat template
 that cannot be read, each one line naming the file or option and the fix."""
 
+import logging
 import os
+import re
 import socket
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
 
 HUB_TIMEOUT = 3.0  # seconds to wait for the Hub before saying it cannot be reached
 CHAT_TEMPLATE_CONFLICT = "conflicting files"  # transformers' words for chat_template.json beside additional_*
+# transformers 5 logs a "LOAD REPORT" table whose rows are "key | MISSING | ..." for weights the checkpoint lacks,
+# which it then initialises at random.
+_MISSING_ROW = re.compile(r"^\s*(\S+)\s*\|\s*MISSING\b", re.MULTILINE)
+_STYLE = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def hub_reachable(timeout: float = HUB_TIMEOUT) -> bool:
@@ -67,7 +74,8 @@ def load_cross_encoder(model_id: str, revision, device, dtype):
     check_reachable(model_id, "--model", revision)
     check_modules(model_id, revision)
     try:
-        model = CrossEncoder(model_id, revision=revision, device=str(device), model_kwargs={"dtype": dtype})
+        with newly_initialised() as missing:
+            model = CrossEncoder(model_id, revision=revision, device=str(device), model_kwargs={"dtype": dtype})
     except ValueError as err:
         if CHAT_TEMPLATE_CONFLICT not in str(err):
             raise
@@ -76,9 +84,39 @@ def load_cross_encoder(model_id: str, revision, device, dtype):
             "(transformers 5); rename its template to chat_template.jinja (the JSON file's chat_template value) "
             "and remove chat_template.json."
         ) from err
+    if missing:
+        raise ValueError(
+            f"--model {model_id}: its checkpoint lacks {', '.join(missing)}, so they would be newly initialised "
+            "(random) and every score meaningless; use a CrossEncoder checkpoint that holds its scoring head "
+            "(e.g. Qwen/Qwen3-VL-Reranker-2B)."
+        )
     if getattr(model[0], "processor", None) is not None and "message" in getattr(model[0], "modality_config", {}):
         if getattr(model[0].processor, "chat_template", None) is None:
             raise ValueError(
                 f"--model {model_id}: its processor has no chat template; add chat_template.jinja to the checkpoint."
             )
     return model
+
+
+@contextmanager
+def newly_initialised():
+    """The weights transformers initialises at random while loading in this block (its load report's MISSING
+    rows), as a list filled when the block ends. The report is a warning: the library's level is lowered to it
+    for the block, so a quieter TRANSFORMERS_VERBOSITY does not hide it from this check."""
+    library = logging.getLogger("transformers")
+    missing, records = [], []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append
+    level = library.level
+    library.addHandler(handler)
+    if not library.isEnabledFor(logging.WARNING):
+        library.setLevel(logging.WARNING)
+    try:
+        yield missing
+    finally:
+        library.removeHandler(handler)
+        library.setLevel(level)
+    for record in records:
+        message = _STYLE.sub("", record.getMessage())
+        if "LOAD REPORT" in message:
+            missing.extend(_MISSING_ROW.findall(message))

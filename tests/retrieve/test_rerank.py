@@ -222,3 +222,24 @@ def test_a_pixel_budget_for_an_image_processor_without_one_is_refused(tmp_path, 
         f"--min-pixels / --max-pixels: {reranker}'s image processor (LlavaImageProcessorPil) resizes to a size of its "
         "own; pixel budgets apply to Qwen-VL models. Leave both out."
     )
+
+
+def test_a_reranker_whose_head_would_be_newly_initialised_is_refused(tmp_path, reranker, request):
+    import transformers
+    from safetensors.torch import load_file
+    from safetensors.torch import save_file
+
+    model = copy_of(reranker, tmp_path / "headless")
+    weights = load_file(model / "model.safetensors")
+    head = [key for key in weights if key.endswith("lm_head.weight")]
+    assert len(head) == 1
+    save_file({key: value for key, value in weights.items() if key not in head}, model / "model.safetensors")
+    verbosity = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()  # as TRANSFORMERS_VERBOSITY=error would: the check still sees it
+    request.addfinalizer(lambda: transformers.logging.set_verbosity(verbosity))
+    with pytest.raises(ValueError) as raised:
+        rerank(tmp_path, *sample_options(model, tmp_path))
+    assert str(raised.value) == (
+        f"--model {model}: its checkpoint lacks lm_head.weight, so they would be newly initialised (random) and every "
+        "score meaningless; use a CrossEncoder checkpoint that holds its scoring head (e.g. Qwen/Qwen3-VL-Reranker-2B)."
+    )
