@@ -32,7 +32,7 @@ class Positives:
         self.query_ids, self.num_queries, self.num_positives = self.pairs.query_ids, len(lengths), lengths
         if (lengths == 0).any():
             row = int(np.argmax(lengths == 0))
-            name = f"query {self.query_ids[row]!r}" if self.query_ids is not None else f"row {row}"
+            name = f"query {self.query_ids[row]!r}" if self.query_ids is not None else f"row {row + 1}"
             raise ValueError(f"references: {name} has no positive passage")
 
 

@@ -16,7 +16,7 @@ def string_lists(values, name, depth=None, like=None):
     values = pc.list_slice(values, 0, depth) if depth and len(values) else values
     values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
     if values.null_count:
-        raise ValueError(f"{name}: row {np.argmax(values.is_null())} is null, expected a list of strings")
+        raise ValueError(f"{name}: row {np.argmax(values.is_null()) + 1} is null, expected a list of strings")
     lengths, flat = pc.list_value_length(values).to_numpy().astype(np.int64), values.flatten()
     if flat.null_count:
         raise ValueError(f"{name}: {where(lengths, np.argmax(flat.is_null()))} is null, expected a string")
@@ -25,15 +25,15 @@ def string_lists(values, name, depth=None, like=None):
         raise ValueError(
             f"{name}: {len(lengths)} lists for {len(like)} queries"
             if row is None
-            else f"{name}: row {row} has {lengths[row]} values for {like[row]} item ids"
+            else f"{name}: row {row + 1} has {lengths[row]} values for {like[row]} item ids"
         )
     return lengths, flat if pa.types.is_dictionary(flat.type) else flat.cast(pa.string())
 
 
 def where(lengths, index, query_ids=None):
-    """A flat index as "query ID, position P" (or "row R, position P" without query ids), 1-based."""
+    """A flat index as "query ID, position P" (or "row R, position P" without query ids), both counted from 1."""
     row = int(np.searchsorted(np.cumsum(lengths), index, side="right"))
-    name = f"query {query_ids[row]!r}" if query_ids is not None else f"row {row}"
+    name = f"query {query_ids[row]!r}" if query_ids is not None else f"row {row + 1}"
     return f"{name}, position {index - int(lengths[:row].sum()) + 1}"
 
 

@@ -75,6 +75,13 @@ def test_bad_inputs_are_named(positives, rankings, message):
         M2KR.evaluate_run(M2KR.Positives(positives, query_ids=["7"]), rankings)
 
 
+def test_rows_without_query_ids_are_counted_from_1():
+    with pytest.raises(ValueError, match=r"^references: row 2 has no positive passage$"):
+        M2KR.Positives([["a"], []])
+    with pytest.raises(ValueError, match=r"^predictions: row 2, position 3 lists 'b' a second time$"):
+        M2KR.evaluate_run(M2KR.Positives([["a"], ["b"]]), [["a"], ["c", "b", "b"]])
+
+
 def test_unknown_variant():
     with pytest.raises(ValueError, match=r"unknown variant 'mrr'; expected one of \['hit', 'recall', 'strict'\]"):
         score(["1"], [["a"]], [["a"]], variants=("mrr",))

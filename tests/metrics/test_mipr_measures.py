@@ -250,12 +250,12 @@ def test_arrow_and_python_rankings_agree():
             [["a"]],
             r"references: query 'q', position 2 lists 'a' a second time",
         ),
-        ([["a", "b"]], [["L1"]], [["x", "x"]], [["a"]], r"references grades: row 0 has 1 values for 2 item ids"),
+        ([["a", "b"]], [["L1"]], [["x", "x"]], [["a"]], r"references grades: row 1 has 1 values for 2 item ids"),
         ([["a"]], [["L1"]], [["x"], ["y"]], [["a"]], r"references categories: 2 lists for 1 queries"),
         ([["a"]], [["L1"]], [["x"]], [["a"], ["b"]], r"^2 rankings for 1 queries$"),
-        ([["a"]], [["L1"]], [["x"]], [[None]], r"predictions: row 0, position 1 is null"),
-        ([["a"]], [["L1"]], [["x"]], [None], r"predictions: row 0 is null, expected a list of strings"),
-        ([["a"]], [[None]], [["x"]], [["a"]], r"references grades: row 0, position 1 is null"),
+        ([["a"]], [["L1"]], [["x"]], [[None]], r"predictions: row 1, position 1 is null"),
+        ([["a"]], [["L1"]], [["x"]], [None], r"predictions: row 1 is null, expected a list of strings"),
+        ([["a"]], [[None]], [["x"]], [["a"]], r"references grades: row 1, position 1 is null"),
     ],
 )
 def test_bad_inputs_are_named(judged, grades, categories, rankings, message):
@@ -331,5 +331,5 @@ def test_a_non_string_id_is_named():
 
 
 def test_an_unknown_grade_of_another_length_is_named():
-    with pytest.raises(ValueError, match=r"unknown grade 'Bad' at row 1, position 2; expected one of"):
+    with pytest.raises(ValueError, match=r"unknown grade 'Bad' at row 2, position 2; expected one of"):
         MIPR.Qrels([["a"], ["b", "c"]], [["L1"], ["N1", "Bad"]], [["x"], ["y", "z"]])
