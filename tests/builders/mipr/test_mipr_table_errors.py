@@ -181,43 +181,28 @@ def spread_over_two_lines(path, number) -> tuple:
     return sum(len(line.encode()) for line in lines[: number - 1]), head + ","
 
 
-def test_two_records_on_one_line_are_refused_naming_the_line(data_dir):
-    path = data_dir / "mipr_query.jsonl"
-    start, first = join_with_next(path, 5)
+@pytest.mark.parametrize(
+    ("name", "number", "config"),
+    [
+        ("mipr_query.jsonl", 5, "queries"),
+        ("mipr_annotation.jsonl", 12, "qrels"),
+        ("mipr_corpus.jsonl", 200, "qrels"),  # the qrels config reads the corpus for its item_id column alone
+    ],
+)
+def test_two_records_on_one_line_are_refused_naming_the_line(data_dir, name, number, config):
+    path = data_dir / name
+    start, first = join_with_next(path, number)
     column, offset = len(first) + 1, start + len(first.encode())
-    expected = f"{path}: line 5, column {column}, byte offset {offset}: not valid JSON (Extra data)."
-    assert refusal("queries", data_dir) == expected
+    expected = f"{path}: line {number}, column {column}, byte offset {offset}: not valid JSON (Extra data)."
+    assert refusal(config, data_dir) == expected
 
 
-def test_two_judgment_lines_on_one_are_refused_naming_the_line(data_dir):
-    path = data_dir / "mipr_annotation.jsonl"
-    start, first = join_with_next(path, 12)
-    column, offset = len(first) + 1, start + len(first.encode())
-    expected = f"{path}: line 12, column {column}, byte offset {offset}: not valid JSON (Extra data)."
-    assert refusal("qrels", data_dir) == expected
-
-
-def test_two_records_on_one_line_of_a_table_read_for_its_ids_are_refused(data_dir):
-    # The qrels config reads mipr_corpus.jsonl for its item_id column alone.
-    path = data_dir / "mipr_corpus.jsonl"
-    start, first = join_with_next(path, 200)
-    column, offset = len(first) + 1, start + len(first.encode())
-    expected = f"{path}: line 200, column {column}, byte offset {offset}: not valid JSON (Extra data)."
-    assert refusal("qrels", data_dir) == expected
-
-
-def test_a_record_spread_over_two_lines_is_refused_naming_its_first(data_dir):
+# Alone, and with two records joined on a later line: as many records as lines then, yet not one a line.
+@pytest.mark.parametrize("also_joined", [None, 11])
+def test_a_record_spread_over_two_lines_is_refused_naming_its_first(data_dir, also_joined):
     path = data_dir / "mipr_query.jsonl"
-    start, head = spread_over_two_lines(path, 5)
-    column, offset = len(head) + 1, start + len(head.encode())
-    reason = "not valid JSON (Expecting property name enclosed in double quotes)."
-    assert refusal("queries", data_dir) == f"{path}: line 5, column {column}, byte offset {offset}: {reason}"
-
-
-def test_a_record_spread_over_two_lines_and_two_on_one_line_do_not_cancel_out(data_dir):
-    # As many records as lines, yet not one a line.
-    path = data_dir / "mipr_query.jsonl"
-    join_with_next(path, 11)
+    if also_joined:
+        join_with_next(path, also_joined)
     start, head = spread_over_two_lines(path, 5)
     column, offset = len(head) + 1, start + len(head.encode())
     reason = "not valid JSON (Expecting property name enclosed in double quotes)."
