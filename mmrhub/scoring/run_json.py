@@ -11,13 +11,16 @@ from mmrhub.scoring.run import RunError
 from mmrhub.scoring.run import zero_based_offsets
 
 _RANKED = pa.list_(pa.struct([("did", pa.string()), ("score", pa.float64())]))
-_JSON_SCHEMA = pa.schema([("run", pa.list_(pa.struct([("qid", pa.string()), ("ranked", _RANKED)])))])
-_JSON_PREFIX, _JSON_SUFFIX = b'{"run": ', b"}\n"
+_ENTRY = pa.struct([("qid", pa.string()), ("ranked", _RANKED)])
+# The run inside a one-element array inside one object: text after the run's array (`[...], "x": 1`) then breaks
+# the JSON, or makes a second element, instead of adding a member that the reader would pass over.
+_JSON_SCHEMA = pa.schema([("run", pa.list_(pa.list_(_ENTRY)))])
+_JSON_PREFIX, _JSON_SUFFIX = b'{"run": [', b"]}\n"
 
 
 def read_json(source, bom: int) -> Run:
     """The official JSON run, each query in the order its list gives (the list is the ranking)."""
-    # pyarrow reads JSON Lines; the whole array as the one field of one line is exactly that. The run is read
+    # pyarrow reads JSON Lines; the whole array inside the one field of one line is exactly that. The run is read
     # once, into a buffer that already holds the wrapping, so the run costs its size plus its Arrow columns.
     size = source.size(bom)
     wrapped = bytearray(len(_JSON_PREFIX) + size + len(_JSON_SUFFIX))
@@ -30,10 +33,10 @@ def read_json(source, bom: int) -> Run:
             parse_options=paj.ParseOptions(explicit_schema=_JSON_SCHEMA, unexpected_field_behavior="ignore"),
         )
         del wrapped
-        entries = table["run"].combine_chunks()
-        if entries.null_count or len(entries) != 1:
+        wrapping = table["run"].combine_chunks()
+        if len(wrapping) != 1 or wrapping.null_count or len(wrapping.flatten()) != 1 or wrapping.flatten().null_count:
             raise pa.ArrowInvalid("not one array")
-        entries = entries.values
+        entries = wrapping.flatten().flatten()
         qids, ranked = pc.struct_field(entries, [0]), pc.struct_field(entries, [1])
         if entries.null_count or qids.null_count or ranked.null_count or ranked.values.null_count:
             raise pa.ArrowInvalid("nulls")

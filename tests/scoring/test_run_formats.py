@@ -264,3 +264,24 @@ def test_a_kaggle_cell_that_is_more_than_one_json_list_is_named_by_its_line(tmp_
     assert str(raised.value) == (
         f"{path}: line 3: passage_id must be a JSON list of ids, got {cell!r} (read as {FORMATS['kaggle']})"
     )
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        ', "x": 1',  # members after the array: once passed over as members of the reader's own wrapping
+        ', "x": []',
+        ", []",  # a second array
+        ' {"qid": "2", "ranked": []}',
+    ],
+)
+def test_text_after_a_json_run_is_refused_with_its_place(tmp_path, tail):
+    run = '[{"qid": "1", "ranked": [{"did": "a", "score": 1.0}]}]'
+    path = write(tmp_path / "run.json", run + tail + "\n")
+    with pytest.raises(RunError) as raised:
+        read_run(path)
+    at = len(run) + len(tail) - len(tail.lstrip())  # Python's json names the first byte after the run's array
+    assert str(raised.value).startswith(
+        f"{path}: line 1, column {at + 1}, byte offset {at}: not valid JSON (Extra data)"
+    )
+    assert read_run(write(tmp_path / "clean.json", run + "\n")).query_ids.to_pylist() == ["1"]
