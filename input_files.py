@@ -214,7 +214,10 @@ def load_json(name: str, text, line=None, start: int = 0, unique_keys: bool = Fa
     except json.JSONDecodeError as err:
         offset = start + len(err.doc[: err.pos].encode("utf-8", "surrogatepass"))
         where = f"line {(line or 1) + err.lineno - 1}, column {err.colno}, byte offset {offset}"
-        raise InputError(f"{name}: {where}: not valid JSON ({err.msg}).") from None
+        reason = err.msg
+        if reason == "Extra data":  # Python's words for a second value after the first
+            reason += f": a second value here; expected one {'object a line' if line is not None else 'in the file'}"
+        raise InputError(f"{name}: {where}: not valid JSON ({reason}).") from None
     except UnicodeDecodeError as err:
         raise decoding_error(name, text, err, start, line) from None
     except RecursionError:

@@ -30,6 +30,9 @@ MIPR_DIR = ROOT / "data" / "mipr"
 TREC = "q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1.5 tag\nq2 Q0 d3 1 0.5 tag\n"
 UTF8_HINT = "expected UTF-8 text (or UTF-16 with a byte-order mark)."
 
+# Python's json on a second value in a line, with our words
+TWO_ON_A_LINE = "not valid JSON (Extra data: a second value here; expected one object a line)."
+
 
 def refused(path, message):
     with pytest.raises(RunError) as caught:
@@ -178,7 +181,11 @@ def test_two_records_on_one_line_name_that_line_not_a_later_one(tmp_path):
     path.write_text("".join(lines), encoding="utf-8")
     column = len(lines[2].split("} {")[0]) + 3
     offset = sum(len(line.encode()) for line in lines[:2]) + len(lines[2][: column - 1].encode())
-    expect("queries", data_dir, f"{path}: line 3, column {column}, byte offset {offset}: not valid JSON (Extra data).")
+    expect(
+        "queries",
+        data_dir,
+        f"{path}: line 3, column {column}, byte offset {offset}: {TWO_ON_A_LINE}",
+    )
 
 
 # --- a Kaggle CSV is M2KR's ---------------------------------------------------------------------------------------

@@ -282,6 +282,7 @@ def test_text_after_a_json_run_is_refused_with_its_place(tmp_path, tail):
         read_run(path)
     at = len(run) + len(tail) - len(tail.lstrip())  # Python's json names the first byte after the run's array
     assert str(raised.value).startswith(
-        f"{path}: line 1, column {at + 1}, byte offset {at}: not valid JSON (Extra data)"
+        f"{path}: line 1, column {at + 1}, byte offset {at}: not valid JSON (Extra data: a second value here; "
+        "expected one in the file)."
     )
     assert read_run(write(tmp_path / "clean.json", run + "\n")).query_ids.to_pylist() == ["1"]

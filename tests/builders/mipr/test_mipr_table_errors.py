@@ -13,6 +13,9 @@ from _paths import ROOT
 import mipr
 import mipr_format
 
+# Python's json on a second value in a line, with our words
+TWO_ON_A_LINE = "not valid JSON (Extra data: a second value here; expected one object a line)."
+
 
 def test_invalid_json_line(data_dir):
     path = data_dir / "mipr_query.jsonl"
@@ -193,7 +196,7 @@ def test_two_records_on_one_line_are_refused_naming_the_line(data_dir, name, num
     path = data_dir / name
     start, first = join_with_next(path, number)
     column, offset = len(first) + 1, start + len(first.encode())
-    expected = f"{path}: line {number}, column {column}, byte offset {offset}: not valid JSON (Extra data)."
+    expected = f"{path}: line {number}, column {column}, byte offset {offset}: {TWO_ON_A_LINE}"
     assert refusal(config, data_dir) == expected
 
 
@@ -214,7 +217,7 @@ def test_lines_ended_by_a_carriage_return_alone_are_one_line(data_dir):
     first = path.read_text(encoding="utf-8").splitlines()[0]
     path.write_bytes(path.read_bytes().replace(b"\n", b"\r"))
     column, offset = len(first) + 2, len(first.encode()) + 1
-    expected = f"{path}: line 1, column {column}, byte offset {offset}: not valid JSON (Extra data)."
+    expected = f"{path}: line 1, column {column}, byte offset {offset}: {TWO_ON_A_LINE}"
     assert refusal("queries", data_dir) == expected
 
 
@@ -240,4 +243,4 @@ def test_lines_are_checked_across_read_blocks(data_dir, monkeypatch, block_size,
         with pytest.raises(mipr_format.MiprDataError) as caught:
             mipr_format.read_table(str(path), "queries")
         assert str(caught.value).startswith(f"{path}: line {number}, column ")
-        assert str(caught.value).endswith(": not valid JSON (Extra data).")
+        assert str(caught.value).endswith(f": {TWO_ON_A_LINE}")
