@@ -18,6 +18,7 @@ from mmrhub.retrieve.fitting import surely_fits
 from mmrhub.retrieve.identity import model_identity
 from mmrhub.retrieve.images import RESIZE_RULE
 from mmrhub.retrieve.images import BudgetImages
+from mmrhub.retrieve.images import present
 from mmrhub.retrieve.presets import Preset
 from mmrhub.retrieve.presets import instruction
 
@@ -27,9 +28,17 @@ CORPUS = "corpus"
 
 def rgb(row_id, image):
     """The item's image in RGB; an error naming the item when it has none."""
-    if image is None:
-        raise ValueError(f"item {row_id!r} has no image; every query and corpus item needs one.")
+    image = present(row_id, image)
     return image if image.mode == "RGB" else image.convert("RGB")
+
+
+def refuse_pixel_budget(settings: Preset, model_id: str) -> None:
+    """--min-pixels / --max-pixels are refused, not ignored, for a model without a chat template: they apply to
+    Qwen3-VL's (``chat_inputs``)."""
+    if settings.min_pixels or settings.max_pixels:
+        raise ValueError(
+            f"--min-pixels / --max-pixels: {model_id} takes no chat template; they apply to Qwen3-VL models."
+        )
 
 
 def fuse(image, text, has_text, weight: float):
@@ -90,9 +99,8 @@ class DualEncoder:
         from transformers import AutoModel
         from transformers import AutoProcessor
 
+        refuse_pixel_budget(settings, model_id)
         self.model = AutoModel.from_pretrained(model_id, revision=revision, dtype=dtype).to(device).eval()
-        if settings.min_pixels or settings.max_pixels:
-            raise ValueError("--min-pixels / --max-pixels apply to Qwen3-VL models (--backend sentence-transformers).")
         if not (hasattr(self.model, "get_image_features") and hasattr(self.model, "get_text_features")):
             raise ValueError(
                 f"--backend transformers needs a dual encoder with get_image_features and get_text_features "
@@ -169,7 +177,7 @@ class PlainCollate:
     """Runs in DataLoader workers: decodes and prepares images (``rgb`` or a ``BudgetImages``); the model's own
     preprocessing follows."""
 
-    def __init__(self, prepare_image=rgb):
+    def __init__(self, prepare_image):
         self.prepare_image = prepare_image
 
     def __call__(self, rows):
@@ -204,10 +212,10 @@ class SentenceTransformersEncoder:
         self.prepare_image = rgb
         if self.chat:
             self.module.processing_kwargs, self.prepare_image = chat_inputs(self.module, settings, model_id)
-        elif settings.max_length:
-            self.model.max_seq_length = settings.max_length
-        elif settings.min_pixels or settings.max_pixels:
-            raise ValueError(f"--min-pixels / --max-pixels: {model_id} takes no chat template; they apply to Qwen3-VL.")
+        else:
+            refuse_pixel_budget(settings, model_id)
+            if settings.max_length:
+                self.model.max_seq_length = settings.max_length
         self.settings = settings
         self.prompts = {
             QUERIES: instruction(settings, settings.query_instruction),

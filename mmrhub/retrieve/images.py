@@ -17,6 +17,13 @@ RESIZE_RULE = "qwen-vl-utils 0.0.14: on white, smart_resize, PIL bicubic"
 MAX_RATIO = 200  # qwen-vl-utils refuses a longer side over 200 times the shorter (vision_process.py:24, 67-70)
 
 
+def present(row_id, image):
+    """``image``, or an error naming the item when it has none."""
+    if image is None:
+        raise ValueError(f"item {row_id!r} has no image; every query and corpus item needs one.")
+    return image
+
+
 def on_white(image: Image.Image) -> Image.Image:
     """RGB: an RGBA image laid on white, any other mode converted (qwen-vl-utils' ``to_rgb``)."""
     if image.mode == "RGBA":
@@ -52,9 +59,7 @@ class BudgetImages:
 
     def __call__(self, row_id, image: Image.Image) -> Image.Image:
         """The item's image, ready for a processor told not to resize; errors name the item."""
-        if image is None:
-            raise ValueError(f"item {row_id!r} has no image; every query and corpus item needs one.")
-        image = on_white(image)
+        image = on_white(present(row_id, image))
         try:
             height, width = budget_size(image.height, image.width, self.min_pixels, self.max_pixels)
         except ValueError as err:

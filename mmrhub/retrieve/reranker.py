@@ -13,6 +13,7 @@ import torch
 from mmrhub.retrieve.data import Items
 from mmrhub.retrieve.encoders import chat_inputs
 from mmrhub.retrieve.encoders import image_identity
+from mmrhub.retrieve.encoders import refuse_pixel_budget
 from mmrhub.retrieve.encoders import rgb
 from mmrhub.retrieve.encoders import with_text
 from mmrhub.retrieve.fitting import fitted
@@ -42,7 +43,7 @@ class PairItems(torch.utils.data.Dataset):
         return [(queries[q], corpus[c]) for q, c in pairs]
 
 
-def model_input(row, prepare_image=rgb):
+def model_input(row, prepare_image):
     """An (id, text, image) row as the CrossEncoder takes it: image + text, or the image alone."""
     row_id, text, image = row
     image = prepare_image(row_id, image)
@@ -53,7 +54,7 @@ class PairCollate:
     """Runs in DataLoader workers: images converted and the model's processor applied (resizing, patching,
     chat template, tokenizing), so the main process only moves tensors and runs the model."""
 
-    def __init__(self, model, prompt, max_length=None, max_pixels=None, prepare_image=rgb):
+    def __init__(self, model, prompt, prepare_image, max_length=None, max_pixels=None):
         self.model, self.prompt, self.max_length, self.max_pixels = model, prompt, max_length, max_pixels
         self.prepare_image = prepare_image
 
@@ -99,10 +100,10 @@ class Reranker:
         self.prepare_image = rgb
         if self.chat:
             module.processing_kwargs, self.prepare_image = chat_inputs(module, settings, model_id)
-        elif settings.min_pixels or settings.max_pixels:
-            raise ValueError(f"--min-pixels / --max-pixels: {model_id} takes no chat template; they apply to Qwen3-VL.")
-        elif settings.max_length:
-            self.model.max_seq_length = settings.max_length
+        else:
+            refuse_pixel_budget(settings, model_id)
+            if settings.max_length:
+                self.model.max_seq_length = settings.max_length
         self.settings = settings
         self.prompt = settings.query_instruction
         self.identity = {
@@ -120,7 +121,7 @@ class Reranker:
         # The prompt predict() would use: ours, else the model's default one.
         prompt = self.model._resolve_prompt(self.prompt, None)
         max_length = self.settings.max_length if self.chat else None
-        return PairCollate(self.model, prompt, max_length, self.settings.max_pixels, self.prepare_image)
+        return PairCollate(self.model, prompt, self.prepare_image, max_length, self.settings.max_pixels)
 
     @torch.inference_mode()
     def score(self, features) -> torch.Tensor:

@@ -245,3 +245,18 @@ def test_default_run_files_never_replace_another_models_run(tmp_path, clip_model
     (tmp_path / "runs" / "mipr_clip.json.meta.json").unlink()
     with pytest.raises(ValueError, match="^runs/mipr_clip.json holds a file whose metadata names no model; give"):
         default_run(first)
+
+
+@pytest.mark.parametrize(("backend", "model"), [("transformers", "clip_model"), ("sentence-transformers", "st_model")])
+def test_a_pixel_budget_for_a_model_without_a_chat_template_is_refused(backend, model, request, tmp_path):
+    from mmrhub.retrieve.encoders import build_encoder
+    from mmrhub.retrieve.options import ModelSettings
+
+    folder = str(request.getfixturevalue(model))
+    # with --max-length too, which such a model does take: the pixel budget is still not passed over
+    settings = ModelSettings(preset="none", max_pixels=4096, max_length=32).resolve(folder, "embedding")
+    with pytest.raises(ValueError) as raised:
+        build_encoder(backend, folder, settings)
+    assert str(raised.value) == (
+        f"--min-pixels / --max-pixels: {folder} takes no chat template; they apply to Qwen3-VL models."
+    )
