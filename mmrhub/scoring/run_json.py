@@ -34,9 +34,10 @@ def read_json(source, bom: int) -> Run:
         )
         del wrapped
         wrapping = table["run"].combine_chunks()
-        if len(wrapping) != 1 or wrapping.null_count or len(wrapping.flatten()) != 1 or wrapping.flatten().null_count:
+        run = wrapping.flatten()
+        if len(wrapping) != 1 or wrapping.null_count or len(run) != 1 or run.null_count:
             raise pa.ArrowInvalid("not one array")
-        entries = wrapping.flatten().flatten()
+        entries = run.flatten()
         qids, ranked = pc.struct_field(entries, [0]), pc.struct_field(entries, [1])
         if entries.null_count or qids.null_count or ranked.null_count or ranked.values.null_count:
             raise pa.ArrowInvalid("nulls")
