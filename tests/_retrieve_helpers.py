@@ -7,20 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _paths import ROOT
+from _mipr_helpers import read_jsonl
+from _mipr_helpers import write_jsonl
+from _paths import MIPR_SAMPLE
 
-MIPR_SAMPLE = ROOT / "data" / "mipr"
 # Queries the retrieve tests add to the MIPR sample (the mipr_dir fixture): a corpus item's own image and title,
 # and the first query's image with an empty question.
 SELF_QUERY, IMAGE_ONLY_QUERY = "9001", "9002"
-
-
-def read_jsonl(path):
-    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def write_jsonl(path, rows):
-    Path(path).write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
 
 
 def mipr_with_self_queries(folder) -> dict:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from _metrics_helpers import plain_m2kr
 from _metrics_helpers import plain_mipr
+from _mipr_helpers import read_jsonl
 from _paths import ROOT
 
 from mmrhub.cli import main
@@ -18,13 +19,9 @@ RERANKER = MIPR_DIR / "baseline" / "simulated_reranker_top50.json"
 M2KR_RUN = ROOT / "data" / "m2kr" / "baseline" / "simulated_top5.json"
 
 
-def jsonl(path):
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
 def mipr_plain(run_path, k=10):
-    category = {row["item_id"]: row["treecate_full_path"] for row in jsonl(MIPR_DIR / "mipr_corpus.jsonl")}
-    qrels = {row["idx"]: row["items"] for row in jsonl(MIPR_DIR / "mipr_annotation.jsonl")}
+    category = {row["item_id"]: row["treecate_full_path"] for row in read_jsonl(MIPR_DIR / "mipr_corpus.jsonl")}
+    qrels = {row["idx"]: row["items"] for row in read_jsonl(MIPR_DIR / "mipr_annotation.jsonl")}
     run = {entry["qid"]: [d["did"] for d in entry["ranked"]] for entry in json.loads(Path(run_path).read_text())}
     rows = {}
     for qid, items in qrels.items():
@@ -218,10 +215,10 @@ def test_cached_tables_score_like_plain_loops_over_the_files(tmp_path, monkeypat
         truth = MIPR.read_truth(MIPR_DIR)
         results.append(score(MIPR, truth, read_valid_run(truth, RERANKER)[1], {"k": (10,), **reading}))
     assert len(list((tmp_path / "mmrhub" / "truth").iterdir())) == 1 and results[0] == results[1]
-    category = {row["item_id"]: row["treecate_full_path"] for row in jsonl(MIPR_DIR / "mipr_corpus.jsonl")}
+    category = {row["item_id"]: row["treecate_full_path"] for row in read_jsonl(MIPR_DIR / "mipr_corpus.jsonl")}
     run = {entry["qid"]: [d["did"] for d in entry["ranked"]] for entry in json.loads(RERANKER.read_text())}
     per_query = results[1]["per_query"]
-    for row in jsonl(MIPR_DIR / "mipr_annotation.jsonl"):
+    for row in read_jsonl(MIPR_DIR / "mipr_annotation.jsonl"):
         ids = [i["item_id"] for i in row["items"]]
         grades = [i["final_grade"] for i in row["items"]]
         plain = plain_mipr(ids, grades, [category[i] for i in ids], run[row["idx"]], 10, **reading)

@@ -6,6 +6,8 @@ import shutil
 from dataclasses import replace
 
 import pytest
+from _mipr_helpers import read_jsonl
+from _mipr_helpers import write_jsonl
 
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.benchmarks import MIPR
@@ -29,14 +31,6 @@ FLAGS = [f"--{name.replace('_', '-')}" for name in NON_DEFAULT]
 NON_DEFAULT_FLAGS = " ".join(itertools.chain(*zip(FLAGS, NON_DEFAULT.values())))
 
 
-def jsonl(path):
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def write_jsonl(path, rows):
-    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
-
-
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory):
     """The sample, with query 1 judged so that every open rule changes a number of the three rows:
@@ -50,10 +44,10 @@ def data_dir(tmp_path_factory):
         ("c000000000000000", knives),
         ("d000000000000000", knives),
     ]
-    corpus = jsonl(folder / "mipr_corpus.jsonl")
+    corpus = read_jsonl(folder / "mipr_corpus.jsonl")
     corpus += [{"item_id": i, "title": "新", "pict_url": f"{i}.jpg", "treecate_full_path": path} for i, path in new]
     write_jsonl(folder / "mipr_corpus.jsonl", corpus)
-    qrels = jsonl(folder / "mipr_annotation.jsonl")
+    qrels = read_jsonl(folder / "mipr_annotation.jsonl")
     grades = ["L1"] * 12 + ["N1"]
     qrels[0]["items"] = [{"item_id": i, "final_grade": g} for (i, _), g in zip(new, grades)]
     write_jsonl(folder / "mipr_annotation.jsonl", qrels)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from _mipr_helpers import read_jsonl
 from _paths import ROOT
 from _report_helpers import EMBEDDING
 from _report_helpers import M2KR_DIR
@@ -24,10 +25,6 @@ from mmrhub.cli import main
 from mmrhub.scoring.run import RunError
 
 pytest.importorskip("matplotlib")
-
-
-def jsonl(path):
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def top(run_path, k) -> dict:
@@ -47,9 +44,9 @@ def test_mipr_report_table_gallery_and_grades(tmp_path, capsys):
 
     grades = {
         row["idx"]: {i["item_id"]: i["final_grade"] for i in row["items"]}
-        for row in jsonl(MIPR_DIR / "mipr_annotation.jsonl")
+        for row in read_jsonl(MIPR_DIR / "mipr_annotation.jsonl")
     }
-    titles = {row["item_id"]: row["title"] for row in jsonl(MIPR_DIR / "mipr_corpus.jsonl")}
+    titles = {row["item_id"]: row["title"] for row in read_jsonl(MIPR_DIR / "mipr_corpus.jsonl")}
     runs = [top(EMBEDDING, 10), top(RERANKER, 10)]
     assert sorted(page.queries) == sorted(grades)  # 27 queries: all of them under the default of 50
     assert len(page.queries) == 27

@@ -5,6 +5,7 @@ import json
 import shutil
 
 import pytest
+from _mipr_helpers import read_jsonl
 from _report_helpers import EMBEDDING
 from _report_helpers import M2KR_DIR
 from _report_helpers import M2KR_RUN
@@ -37,10 +38,6 @@ def report(tmp_path, capsys, *argv) -> tuple:
     return Page(out.read_text(encoding="utf-8")), captured.out, captured.err
 
 
-def jsonl(path) -> list:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
-
 def test_mipr_tables_without_images_give_a_page(tmp_path, capsys):
     data = tables_only(MIPR_DIR, tmp_path / "mipr")
     page, out, err = report(
@@ -54,8 +51,8 @@ def test_mipr_tables_without_images_give_a_page(tmp_path, capsys):
     shown = {p["title"].split(":")[0] for p in page.placeholders}
     assert page.notice.startswith(f"{len(shown)} image(s) could not be shown: {len(shown)} missing (e.g. ")
     assert "DATA_DIR/images/" in page.notice and err.count("note: ") == 1 and f"note: {page.notice}" in err
-    titles = {row["item_id"]: row["title"] for row in jsonl(MIPR_DIR / "mipr_corpus.jsonl")}
-    questions = {row["idx"]: row["query"] for row in jsonl(MIPR_DIR / "mipr_query.jsonl")}
+    titles = {row["item_id"]: row["title"] for row in read_jsonl(MIPR_DIR / "mipr_corpus.jsonl")}
+    questions = {row["idx"]: row["query"] for row in read_jsonl(MIPR_DIR / "mipr_query.jsonl")}
     shown_items = shown - {f"query {qid}" for qid in page.queries}
     assert all(titles[item] in page.text and item in page.text for item in shown_items)
     assert all(questions[qid] in page.text for qid in page.queries)
@@ -87,7 +84,7 @@ def test_bad_images_become_placeholders_naming_their_item(tmp_path, capsys, monk
     data = tables_only(MIPR_DIR, tmp_path / "mipr", keep=lambda path: True)
     ranked = [entry for entry in json.loads(EMBEDDING.read_text()) if entry["qid"] == "2"][0]["ranked"]
     svg, text, big = [entry["did"] for entry in ranked[:3]]
-    corpus = jsonl(data / "mipr_corpus.jsonl")
+    corpus = read_jsonl(data / "mipr_corpus.jsonl")
     for row in corpus:
         if row["item_id"] == svg:
             row["pict_url"] = f"{svg}.svg"
@@ -117,7 +114,7 @@ def test_names_and_categories_are_drawn_as_given(tmp_path, capsys, monkeypatch):
 
     data = tables_only(MIPR_DIR, tmp_path / "mipr")
     category = r"$\notacommand{x}$"
-    corpus = jsonl(data / "mipr_corpus.jsonl")
+    corpus = read_jsonl(data / "mipr_corpus.jsonl")
     for row in corpus:
         row["treecate_full_path"] = f"{category}-{row['treecate_full_path']}"
     (data / "mipr_corpus.jsonl").write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in corpus))

@@ -213,14 +213,15 @@ def test_reranker_conversation_and_score_are_the_authors(qwen_reranker):
 
 
 def test_rerank_and_its_metadata_with_the_preset(tmp_path, qwen_reranker, capsys):
-    from _retrieve_helpers import MIPR_SAMPLE
+    from _paths import MIPR_EMBEDDING
+    from _paths import MIPR_SAMPLE
 
     from mmrhub.commands.rerank import build_parser
     from mmrhub.commands.rerank import rerank_options
     from mmrhub.retrieve.rerank import run
 
     output = tmp_path / "run.json"
-    candidates = MIPR_SAMPLE / "baseline" / "simulated_embedding_top50.json"
+    candidates = MIPR_EMBEDDING
     argv = ["mipr", "--candidates", str(candidates), "--model", str(qwen_reranker), "--top-n", "3"]
     assert run(rerank_options(build_parser().parse_args([*argv, "--output", str(output), "--num-workers", "0"]))) == 0
     read_valid_run(MIPR.read_truth(MIPR_SAMPLE), output)

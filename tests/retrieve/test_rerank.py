@@ -14,14 +14,15 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("sentence_transformers")
 
+from _mipr_helpers import read_jsonl
+from _paths import MIPR_EMBEDDING
+from _paths import MIPR_SAMPLE
 from _paths import ROOT
-from _retrieve_helpers import MIPR_SAMPLE
 from _retrieve_helpers import build_tiny_llava_reranker  # noqa: E402
 from _retrieve_helpers import one_and_two_processes
-from _retrieve_helpers import read_jsonl
 
 SCRIPT = ROOT / "scripts" / "rerank.py"
-BASELINE = MIPR_SAMPLE / "baseline" / "simulated_embedding_top50.json"
+BASELINE = MIPR_EMBEDDING
 TOP_N = 4
 
 

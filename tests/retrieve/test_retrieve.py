@@ -11,14 +11,15 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from _mipr_helpers import read_jsonl
+from _paths import MIPR_EMBEDDING
+from _paths import MIPR_SAMPLE
 from _paths import ROOT
 from _retrieve_helpers import IMAGE_ONLY_QUERY
-from _retrieve_helpers import MIPR_SAMPLE
 from _retrieve_helpers import SELF_QUERY
 from _retrieve_helpers import build_tiny_chinese_clip  # noqa: E402
 from _retrieve_helpers import build_tiny_sentence_transformer  # noqa: E402
 from _retrieve_helpers import one_and_two_processes
-from _retrieve_helpers import read_jsonl
 from _retrieve_helpers import retrieve
 from _retrieve_helpers import top
 
@@ -145,7 +146,7 @@ def test_second_run_reuses_cached_corpus_embeddings(tmp_path, mipr_dir, clip_mod
 
 
 def test_rerank_keeps_each_baseline_pool(tmp_path, clip_model, capsys):
-    baseline = MIPR_SAMPLE / "baseline" / "simulated_embedding_top50.json"
+    baseline = MIPR_EMBEDDING
     _, run, stats = retrieve(
         tmp_path, "mipr", "--backend", "transformers", "--model", clip_model, "--candidates", baseline, "--no-cache"
     )
@@ -158,7 +159,7 @@ def test_rerank_keeps_each_baseline_pool(tmp_path, clip_model, capsys):
 
 
 def test_unknown_candidate_is_reported(tmp_path, clip_model):
-    baseline = json.loads((MIPR_SAMPLE / "baseline" / "simulated_embedding_top50.json").read_text())
+    baseline = json.loads((MIPR_EMBEDDING).read_text())
     baseline[2]["ranked"][3]["did"] = "no-such-item"
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(baseline))
