@@ -70,7 +70,7 @@ def tiny_encoder(tmp_path, **overrides):
     from mmrhub.retrieve.options import ModelSettings
 
     model = build_tiny_qwen3_vl_embedding(tmp_path / "qwen")
-    settings = ModelSettings(preset="qwen3-vl-embedding", **overrides).resolve(str(model), "embedding")
+    settings = ModelSettings(**{"preset": "qwen3-vl-embedding", **overrides}).resolve(str(model), "embedding")
     return build_encoder("sentence-transformers", str(model), settings)
 
 
@@ -341,3 +341,12 @@ def test_the_size_rule_is_qwen_vl_utils_smart_resize():
             height,
             width,
         )
+
+
+def test_one_bound_given_takes_the_other_from_the_checkpoint(tmp_path):
+    """--preset none --max-pixels N: the lower bound is the checkpoint's processor's (32 x 32 in the tiny one)."""
+    from PIL import Image
+
+    encoder = tiny_encoder(tmp_path, preset="none", max_pixels=16384)
+    assert encoder.identity["image"] == {"min_pixels": 1024, "max_pixels": 16384, "resize": RESIZE_RULE}
+    assert encoder.prepare_image("x", Image.new("RGB", (20, 20))).size == (32, 32)
