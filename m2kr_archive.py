@@ -29,7 +29,7 @@ else:
 if __package__: \
 from .input_files import InputError, open_regular
 else:
-    from input_files import InputError, open_regular
+    from mmr_inputs import InputError, open_regular
 # fmt: on
 
 # Bounds on an archive member (members are untrusted); the real screenshots average 2.6 MB.
@@ -126,7 +126,7 @@ def open_parts(fs, parts) -> PartsFile:
 
 
 def _open_part(fs, part: str):
-    """A local part through ``input_files`` (a FIFO or device is refused, not waited on), others through ``fs``."""
+    """A local part through ``mmr_inputs`` (a FIFO or device is refused, not waited on), others through ``fs``."""
     if "file" not in fs.protocol:
         return fs.open(part, "rb")
     try:

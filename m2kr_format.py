@@ -3,8 +3,8 @@
 The builder (``m2kr.py``) and scoring (``mmrhub.benchmarks.m2kr``) both validate with these functions, so they accept
 the same tables (casting large, dictionary, view and integer columns to the canonical types) and refuse the same
 ones with the same :class:`M2krDataError` naming the file and row (counted from 1, as lines are: every message names
-a row through ``input_files.row_name``). Only pyarrow is imported (scoring never imports ``datasets``); local files
-are opened by ``input_files`` (regular files only), URLs with the caller's ``opener`` (the builder's).
+a row through ``mmr_inputs.row_name``). Only pyarrow is imported (scoring never imports ``datasets``); local files
+are opened by ``mmr_inputs`` (regular files only), URLs with the caller's ``opener`` (the builder's).
 """
 
 import json
@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 if __package__: \
 from .input_files import InputError, open_input, row_name
 else:
-    from input_files import InputError, open_input, row_name
+    from mmr_inputs import InputError, open_input, row_name
 # fmt: on
 
 # The builder's logger: these are its warnings, whoever reads the files.

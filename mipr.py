@@ -51,11 +51,11 @@ else:
 if __package__: \
 from .input_files import load_json_file
 else:
-    from input_files import load_json_file
+    from mmr_inputs import load_json_file
 if __package__: \
 from .builder_cache import VouchedCache, content_key, metadata_key
 else:
-    from builder_cache import VouchedCache, content_key, metadata_key
+    from mmr_cache import VouchedCache, content_key, metadata_key
 # fmt: on
 
 logger = logging.getLogger(__name__)

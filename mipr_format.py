@@ -2,7 +2,7 @@
 
 The builder (``mipr.py``) and scoring (``mmrhub.benchmarks.mipr``) both validate with these functions, so they accept
 and refuse the same files with the same :class:`MiprDataError` naming the file and the line or id. Only pyarrow and
-numpy are imported (scoring never imports ``datasets``); local files are opened by ``input_files`` (regular files
+numpy are imported (scoring never imports ``datasets``); local files are opened by ``mmr_inputs`` (regular files
 only), URLs with the caller's ``opener`` (the builder's).
 """
 
@@ -22,7 +22,7 @@ import pyarrow.json as paj
 if __package__: \
 from .input_files import InputError, check_utf8, load_json, open_input, require_utf8
 else:
-    from input_files import InputError, check_utf8, load_json, open_input, require_utf8
+    from mmr_inputs import InputError, check_utf8, load_json, open_input, require_utf8
 # fmt: on
 
 # The builder's logger: these are its warnings, whoever reads the files.

@@ -127,8 +127,8 @@ import sys
 import pyarrow as pa
 import pyarrow.json as paj
 from mmrhub.scoring import pandas_free
-from mmrhub.scoring.run_reading import read_run
-from mmrhub.scoring.run_validation import validate
+from mmrhub.scoring.runs.reading import read_run
+from mmrhub.scoring.runs.validation import validate
 from mmrhub.scoring.judgments import Truth
 with pandas_free.kept_out():
     ids = lambda name, column: paj.read_json(f"{sys.argv[1]}/{name}")[column].combine_chunks()

@@ -1,4 +1,4 @@
-"""The one way in (``input_files``): what a hostile review fed the readers, each refused in one line naming the file,
+"""The one way in (``mmr_inputs``): what a hostile review fed the readers, each refused in one line naming the file,
 line and byte offset, or read as what it is."""
 
 import csv
@@ -15,15 +15,15 @@ from _mipr_helpers import read_jsonl
 from _mipr_helpers import write_jsonl
 from _paths import ROOT
 
-import input_files
 import m2kr
 import mipr
-from input_files import InputError
+import mmr_inputs
+from mmr_inputs import InputError
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.cli import main
-from mmrhub.scoring.run import FORMATS
-from mmrhub.scoring.run import RunError
-from mmrhub.scoring.run_reading import read_run
+from mmrhub.scoring.runs.reading import read_run
+from mmrhub.scoring.runs.run import FORMATS
+from mmrhub.scoring.runs.run import RunError
 from mmrhub.scoring.score import read_valid_run
 
 MIPR_DIR = ROOT / "data" / "mipr"
@@ -83,7 +83,7 @@ def test_a_gzipped_run_is_read_as_its_plain_twin(tmp_path):
 def test_a_gzip_bomb_is_bounded():
     data = gzip.compress(b"\n" * 10_000)
     with pytest.raises(InputError, match=re.escape("x.gz: decompresses to more than 100 bytes; expected at most")):
-        input_files.gunzip("x.gz", data, limit=100)
+        mmr_inputs.gunzip("x.gz", data, limit=100)
 
 
 def test_a_cr_only_trec_run_is_read_line_by_line(tmp_path):

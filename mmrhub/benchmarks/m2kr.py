@@ -11,15 +11,15 @@ import pyarrow.compute as pc
 from m2kr_format import CONFIG_NAMES
 from m2kr_format import SPLIT
 from m2kr_format import read_config
-from mmrhub.benchmarks.declaration import Benchmark
-from mmrhub.benchmarks.declaration import Breakdown
-from mmrhub.benchmarks.declaration import BundledRun
-from mmrhub.benchmarks.declaration import Option
-from mmrhub.benchmarks.declaration import Side
+from mmrhub.declaration import Benchmark
+from mmrhub.declaration import Breakdown
+from mmrhub.declaration import BundledRun
+from mmrhub.declaration import Grade
+from mmrhub.declaration import Option
+from mmrhub.declaration import Side
+from mmrhub.declaration import View
 from mmrhub.export import mteb
 from mmrhub.metrics.m2kr import m2kr_measures
-from mmrhub.report.views import Grade
-from mmrhub.report.views import View
 from mmrhub.report.views import rows_of
 from mmrhub.scoring.judgments import Truth
 from mmrhub.scoring.judgments import contiguous_columns
@@ -56,7 +56,7 @@ def read_truth(data_dir) -> Truth:
         }
 
     # an edit of the rules (or of how files are read) makes a new cache entry
-    rules = [sys.modules[module].__file__ for module in (read_config.__module__, "input_files")]
+    rules = [sys.modules[module].__file__ for module in (read_config.__module__, "mmr_inputs")]
     tables = validated("m2kr", [*(path for paths in files.values() for path in paths), *rules], read)
     answers, questions, passages = tables["challenge_answers"], tables["challenge_data"], tables["challenge_passage"]
     query_ids = answers["question_id"]

@@ -13,17 +13,17 @@ import pyarrow.compute as pc
 
 from mipr_format import SOURCE_FILES
 from mipr_format import read_config
-from mmrhub.benchmarks.declaration import Benchmark
-from mmrhub.benchmarks.declaration import Breakdown
-from mmrhub.benchmarks.declaration import BundledRun
-from mmrhub.benchmarks.declaration import Option
-from mmrhub.benchmarks.declaration import Side
+from mmrhub.declaration import Benchmark
+from mmrhub.declaration import Breakdown
+from mmrhub.declaration import BundledRun
+from mmrhub.declaration import Grade
+from mmrhub.declaration import Option
+from mmrhub.declaration import Side
+from mmrhub.declaration import View
 from mmrhub.export import mteb
 from mmrhub.metrics.mipr import mipr_measures
 from mmrhub.metrics.mipr.mipr_measures import GAINS
 from mmrhub.metrics.mipr.mipr_measures import first_covers
-from mmrhub.report.views import Grade
-from mmrhub.report.views import View
 from mmrhub.report.views import rows_of
 from mmrhub.scoring.judgments import Truth
 from mmrhub.scoring.judgments import contiguous_columns
@@ -82,7 +82,7 @@ def read_truth(data_dir) -> Truth:
         }
 
     # an edit of the rules (or of how files are read) makes a new cache entry
-    rules = [sys.modules[module].__file__ for module in (read_config.__module__, "input_files")]
+    rules = [sys.modules[module].__file__ for module in (read_config.__module__, "mmr_inputs")]
     tables = validated("mipr", [*(folder / name for name in SOURCE_FILES.values()), *rules], read)
     queries, corpus, judged = tables["queries"], tables["corpus"], tables["judgments"]
     query_ids = judged["idx"]

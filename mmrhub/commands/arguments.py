@@ -14,7 +14,7 @@ from mmrhub.retrieve.options import default_num_workers
 from mmrhub.retrieve.presets import NONE
 from mmrhub.retrieve.presets import PRESET_CHOICES
 from mmrhub.scoring.request import ScoringRequest
-from mmrhub.scoring.run_trec import ORDERS
+from mmrhub.scoring.runs.trec import ORDERS
 
 
 def add_scoring_arguments(parser, benchmark, oracle: bool = True) -> None:

@@ -18,8 +18,6 @@ from mmrhub.commands.arguments import data_options
 from mmrhub.commands.arguments import model_settings
 from mmrhub.commands.arguments import positive_int
 from mmrhub.commands.arguments import run_options
-from mmrhub.retrieve.naming import model_name
-from mmrhub.retrieve.naming import slug
 from mmrhub.retrieve.options import BACKENDS
 from mmrhub.retrieve.options import DEFAULT_MODELS
 from mmrhub.retrieve.options import DEFAULT_RERANKER
@@ -29,8 +27,10 @@ from mmrhub.retrieve.options import RetrieveOptions
 from mmrhub.retrieve.presets import QWEN3_VL_EMBEDDING
 from mmrhub.retrieve.presets import QWEN3_VL_RERANKER
 from mmrhub.retrieve.provenance import caption
-from mmrhub.scoring.target import as_published
-from mmrhub.scoring.target import published_target
+from mmrhub.retrieve.runs import model_name
+from mmrhub.retrieve.runs import slug
+from mmrhub.scoring.published_table import as_published
+from mmrhub.scoring.published_table import published_target
 
 PAPER_EMBEDDING = "Qwen/Qwen3-VL-Embedding-8B"
 PAPER_RERANKER = "Qwen/Qwen3-VL-Reranker-8B"
@@ -149,15 +149,15 @@ def pipeline_options(args) -> tuple:
 def run(args) -> int:
     """Retrieve, rerank, then print the table of both runs and the oracle of the embedding's pools."""
     retrieve_options, rerank_options = pipeline_options(args)
-    from mmrhub.retrieve import pipeline
-    from mmrhub.retrieve import rerank
-    from mmrhub.scoring.output import sample_caption
+    from mmrhub.retrieve import pipeline as retrieval
+    from mmrhub.retrieve.rerank import pipeline as reranking
+    from mmrhub.scoring.output.scores import sample_caption
+    from mmrhub.scoring.output.tables import table
     from mmrhub.scoring.request import ScoringRequest
     from mmrhub.scoring.score import score_runs
-    from mmrhub.scoring.tables import table
 
-    pipeline.run(retrieve_options)
-    rerank.run(rerank_options)
+    retrieval.run(retrieve_options)
+    reranking.run(rerank_options)
     if int(os.environ.get("RANK", "0")) != 0:
         return 0  # the other processes of torchrun / accelerate only embedded and scored their shards
 

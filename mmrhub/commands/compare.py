@@ -7,18 +7,18 @@ from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.commands.arguments import add_scoring_arguments
 from mmrhub.commands.arguments import scoring_request
 from mmrhub.scoring import pandas_free
-from mmrhub.scoring.comparison import compare_runs
-from mmrhub.scoring.comparison_output import footnote
-from mmrhub.scoring.comparison_output import json_payload
-from mmrhub.scoring.comparison_output import markdown
-from mmrhub.scoring.comparison_output import pair_rows
-from mmrhub.scoring.corrections import CORRECTIONS
-from mmrhub.scoring.output import print_notes
-from mmrhub.scoring.output import sample_caption
+from mmrhub.scoring.compare.comparison import compare_runs
+from mmrhub.scoring.compare.corrections import CORRECTIONS
+from mmrhub.scoring.output.comparison import footnote
+from mmrhub.scoring.output.comparison import json_payload
+from mmrhub.scoring.output.comparison import markdown
+from mmrhub.scoring.output.comparison import pair_rows
+from mmrhub.scoring.output.scores import print_notes
+from mmrhub.scoring.output.scores import sample_caption
+from mmrhub.scoring.output.tables import check_json_target
+from mmrhub.scoring.output.tables import write_json
 from mmrhub.scoring.score import load_truth
 from mmrhub.scoring.score import score_runs
-from mmrhub.scoring.tables import check_json_target
-from mmrhub.scoring.tables import write_json
 
 DESCRIPTION = """\
 Each pair of runs (A before B on the command line), or each run against --baseline, gets a table: per measure the

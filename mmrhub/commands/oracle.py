@@ -7,17 +7,17 @@ from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.commands.arguments import add_scoring_arguments
 from mmrhub.commands.arguments import scoring_request
 from mmrhub.scoring import pandas_free
-from mmrhub.scoring.output import computed_caption
-from mmrhub.scoring.output import json_payload
-from mmrhub.scoring.output import print_notes
-from mmrhub.scoring.output import print_table
-from mmrhub.scoring.output import sample_caption
+from mmrhub.scoring.output.scores import computed_caption
+from mmrhub.scoring.output.scores import json_payload
+from mmrhub.scoring.output.scores import print_notes
+from mmrhub.scoring.output.scores import print_table
+from mmrhub.scoring.output.scores import sample_caption
+from mmrhub.scoring.output.tables import FORMATS
+from mmrhub.scoring.output.tables import check_json_target
+from mmrhub.scoring.output.tables import table
+from mmrhub.scoring.output.tables import write_json
 from mmrhub.scoring.score import load_truth
 from mmrhub.scoring.score import score_runs
-from mmrhub.scoring.tables import FORMATS
-from mmrhub.scoring.tables import check_json_target
-from mmrhub.scoring.tables import table
-from mmrhub.scoring.tables import write_json
 
 
 def register(subparsers) -> None:

@@ -7,13 +7,13 @@ numbers (scores x100 to two decimals, and the counts the table states) are equal
 
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.scoring import pandas_free
+from mmrhub.scoring.published_table import Difference
+from mmrhub.scoring.published_table import differences
+from mmrhub.scoring.published_table import published_target
+from mmrhub.scoring.published_table import read_target
 from mmrhub.scoring.readings import score_every_reading
 from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.score import load_truth
-from mmrhub.scoring.target import Difference
-from mmrhub.scoring.target import differences
-from mmrhub.scoring.target import published_target
-from mmrhub.scoring.target import read_target
 
 SAMPLE_NOTE = (
     "The bundled sample cannot decide the readings: its runs are simulated, not the runs behind {table}, so no "

@@ -73,6 +73,6 @@ def rerank_options(args) -> RerankOptions:
 def run(args) -> int:
     """Rerank, write and score."""
     options = rerank_options(args)
-    from mmrhub.retrieve.rerank import run as run_rerank
+    from mmrhub.retrieve.rerank.pipeline import run as run_rerank
 
     return run_rerank(options)

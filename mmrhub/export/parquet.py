@@ -33,9 +33,9 @@ from datasets.utils.file_utils import xopen
 from datasets.utils.py_utils import convert_file_size_to_int
 from PIL import Image
 
-from input_files import InputError
-from input_files import open_regular
-from input_files import row_name
+from mmr_inputs import InputError
+from mmr_inputs import open_regular
+from mmr_inputs import row_name
 
 MAX_SHARD_SIZE = datasets.config.MAX_SHARD_SIZE
 _READ_THREADS = min(32, 4 * (os.cpu_count() or 1))

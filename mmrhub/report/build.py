@@ -11,8 +11,8 @@ from mmrhub.report.page import render
 from mmrhub.report.page import significance_table
 from mmrhub.report.selection import pick_queries
 from mmrhub.report.views import main_measure
-from mmrhub.scoring.comparison import compare_runs
-from mmrhub.scoring.output import computed_caption
+from mmrhub.scoring.compare.comparison import compare_runs
+from mmrhub.scoring.output.scores import computed_caption
 from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.score import score_runs
 

@@ -7,10 +7,10 @@ Each distinct thumbnail is written once, in a JSON block at the end; every ``<im
 import json
 from html import escape
 
-from mmrhub.scoring.comparison_output import footnote
-from mmrhub.scoring.comparison_output import pair_rows
-from mmrhub.scoring.tables import cell
-from mmrhub.scoring.tables import measure_names
+from mmrhub.scoring.output.comparison import footnote
+from mmrhub.scoring.output.comparison import pair_rows
+from mmrhub.scoring.output.tables import cell
+from mmrhub.scoring.output.tables import measure_names
 
 TEXT_CHARS = 90  # shown under a thumbnail: a title whole, a passage's start
 HOVER_CHARS = 300  # passages run to thousands of characters; the title attribute shows the start

@@ -17,8 +17,8 @@ import fsspec
 from PIL import Image
 from PIL import UnidentifiedImageError
 
-from input_files import InputError
-from input_files import open_regular
+from mmr_inputs import InputError
+from mmr_inputs import open_regular
 from mmrhub.report.thumbnail_cache import ThumbnailCache
 
 THUMBNAIL_PX = 96

@@ -15,12 +15,12 @@ import torch.nn.functional as F
 from mmrhub.retrieve.fitting import fitted
 from mmrhub.retrieve.fitting import most_image_tokens
 from mmrhub.retrieve.fitting import surely_fits
-from mmrhub.retrieve.identity import model_identity
 from mmrhub.retrieve.images import RESIZE_RULE
 from mmrhub.retrieve.images import BudgetImages
 from mmrhub.retrieve.images import present
 from mmrhub.retrieve.presets import Preset
 from mmrhub.retrieve.presets import instruction
+from mmrhub.retrieve.provenance import model_identity
 
 QUERIES = "queries"
 CORPUS = "corpus"

@@ -5,10 +5,10 @@ from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 
-from mmrhub.retrieve.naming import default_output
 from mmrhub.retrieve.presets import Preset
 from mmrhub.retrieve.presets import resolve
 from mmrhub.retrieve.provenance import check_replaceable
+from mmrhub.retrieve.runs import default_output
 
 BACKENDS = ("sentence-transformers", "transformers")
 DEFAULT_MODELS = {

@@ -13,21 +13,21 @@ from mmrhub.retrieve.data import LoadedSide
 from mmrhub.retrieve.data import fingerprint
 from mmrhub.retrieve.data import load_both_sides
 from mmrhub.retrieve.data import loader
-from mmrhub.retrieve.devices import resolve_dtype
+from mmrhub.retrieve.distributed import resolve_dtype
 from mmrhub.retrieve.encoders import CORPUS
 from mmrhub.retrieve.encoders import QUERIES
 from mmrhub.retrieve.encoders import build_encoder
-from mmrhub.retrieve.finish import score_and_record
 from mmrhub.retrieve.loading import check_reachable
 from mmrhub.retrieve.options import RetrieveOptions
-from mmrhub.retrieve.phases import Phases
 from mmrhub.retrieve.provenance import write_meta
-from mmrhub.retrieve.runfile import rankings
-from mmrhub.retrieve.runfile import read_pools
+from mmrhub.retrieve.reporting import Phases
+from mmrhub.retrieve.reporting import score_and_record
+from mmrhub.retrieve.runs import rankings
+from mmrhub.retrieve.runs import read_pools
 from mmrhub.retrieve.topk import exact_topk
 from mmrhub.retrieve.topk import faiss_topk
 from mmrhub.retrieve.topk import pool_topk
-from mmrhub.scoring.run_writing import write_run
+from mmrhub.scoring.runs.writing import write_run
 
 
 def embed(side: LoadedSide, role, encoder, context, options: RetrieveOptions, phases) -> torch.Tensor:

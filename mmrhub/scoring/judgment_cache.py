@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 import xxhash
 
-from input_files import open_regular
+from mmr_inputs import open_regular
 
 FORMAT = 4  # bump when what is stored changes
 MANIFEST = "entry.json"

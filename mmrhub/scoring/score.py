@@ -15,13 +15,13 @@ from mmrhub.scoring.groups import group_means
 from mmrhub.scoring.judgments import Truth
 from mmrhub.scoring.oracle import ORACLE_NAME
 from mmrhub.scoring.request import ScoringRequest
-from mmrhub.scoring.run import Run
-from mmrhub.scoring.run import RunError
-from mmrhub.scoring.run_bytes import STDIN
-from mmrhub.scoring.run_kaggle import restore_stripped_ids
-from mmrhub.scoring.run_reading import read_run
-from mmrhub.scoring.run_validation import check_pool
-from mmrhub.scoring.run_validation import validate
+from mmrhub.scoring.runs.kaggle import restore_stripped_ids
+from mmrhub.scoring.runs.reading import read_run
+from mmrhub.scoring.runs.run import Run
+from mmrhub.scoring.runs.run import RunError
+from mmrhub.scoring.runs.source import STDIN
+from mmrhub.scoring.runs.validation import check_pool
+from mmrhub.scoring.runs.validation import validate
 
 
 @dataclass

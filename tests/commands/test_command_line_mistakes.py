@@ -124,8 +124,8 @@ def test_kaggle_csv_variants(capsys, tmp_path, variant):
 
 @pytest.mark.parametrize("variant", ["header", "no header", "pandas index", "blank line", "numeric ids"])
 def test_kaggle_csv_read_by_pyarrow_as_by_the_python_reader(tmp_path, monkeypatch, variant):
-    from mmrhub.scoring import run_kaggle as runs
-    from mmrhub.scoring.run_bytes import RunSource
+    from mmrhub.scoring.runs import kaggle as runs
+    from mmrhub.scoring.runs.source import RunSource
 
     rows = kaggle_rows()
     if variant == "numeric ids":  # JSON numbers: pyarrow's reader refuses them, the Python reader takes them

@@ -22,7 +22,7 @@ from _report_helpers import markdown_rows
 from _report_helpers import run_report
 
 from mmrhub.cli import main
-from mmrhub.scoring.run import RunError
+from mmrhub.scoring.runs.run import RunError
 
 pytest.importorskip("matplotlib")
 

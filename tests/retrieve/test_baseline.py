@@ -13,8 +13,8 @@ pytest.importorskip("sentence_transformers")
 from _retrieve_helpers import build_tiny_chinese_clip  # noqa: E402
 from _retrieve_helpers import build_tiny_llava_reranker  # noqa: E402
 
-from mmrhub.scoring.run_reading import read_run  # noqa: E402
-from mmrhub.scoring.run_validation import check_pool  # noqa: E402
+from mmrhub.scoring.runs.reading import read_run  # noqa: E402
+from mmrhub.scoring.runs.validation import check_pool  # noqa: E402
 
 
 def test_baseline_writes_both_runs_and_one_table(tmp_path, capsys):

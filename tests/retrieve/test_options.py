@@ -3,6 +3,7 @@ imports the benchmarks nor the commands, and no library function takes an argpar
 
 import argparse
 import ast
+import importlib
 import sys
 import types
 from pathlib import Path
@@ -62,10 +63,10 @@ def test_rerank_options_refuse_sizes_below_one():
 def fake_pipelines(monkeypatch) -> list:
     """Both pipelines replaced by recorders of the options they are handed; the list they fill."""
     received = []
-    for name in ("pipeline", "rerank"):
+    for package, name in (("mmrhub.retrieve", "pipeline"), ("mmrhub.retrieve.rerank", "pipeline")):
         fake = types.SimpleNamespace(run=lambda options: received.append(options) or 0)
-        monkeypatch.setitem(sys.modules, f"mmrhub.retrieve.{name}", fake)
-        monkeypatch.setattr(mmrhub.retrieve, name, fake, raising=False)
+        monkeypatch.setitem(sys.modules, f"{package}.{name}", fake)
+        monkeypatch.setattr(importlib.import_module(package), name, fake, raising=False)
     return received
 
 

@@ -178,7 +178,7 @@ def test_reranker_conversation_and_score_are_the_authors(qwen_reranker):
     from transformers import Qwen3VLForConditionalGeneration
 
     from mmrhub.retrieve.options import ModelSettings
-    from mmrhub.retrieve.reranker import Reranker
+    from mmrhub.retrieve.rerank.model import Reranker
 
     settings = ModelSettings().resolve(str(qwen_reranker), "reranker")
     assert settings == QWEN3_VL_RERANKER  # the preset follows from the folder's name
@@ -218,7 +218,7 @@ def test_rerank_and_its_metadata_with_the_preset(tmp_path, qwen_reranker, capsys
 
     from mmrhub.commands.rerank import build_parser
     from mmrhub.commands.rerank import rerank_options
-    from mmrhub.retrieve.rerank import run
+    from mmrhub.retrieve.rerank.pipeline import run
 
     output = tmp_path / "run.json"
     candidates = MIPR_EMBEDDING

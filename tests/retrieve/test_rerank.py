@@ -35,7 +35,7 @@ def rerank(tmp_path, *options, name="run.json"):
     """Run the script in-process; return the parsed run and per-phase stats."""
     from mmrhub.commands.rerank import build_parser
     from mmrhub.commands.rerank import rerank_options
-    from mmrhub.retrieve.rerank import run
+    from mmrhub.retrieve.rerank.pipeline import run
 
     output, stats = tmp_path / name, tmp_path / f"{name}.stats.json"
     argv = [*map(str, options), "--output", str(output), "--stats-json", str(stats), "--num-workers", "0"]
@@ -95,7 +95,7 @@ def test_pools_kept_and_head_ordered_by_the_model_scores(tmp_path, reranker, cap
 
 
 def test_ties_keep_the_baseline_order():
-    from mmrhub.retrieve.rerank_pairs import reranked
+    from mmrhub.retrieve.rerank.pairs import reranked
 
     items, scores = reranked(["a", "b", "c", "d", "e"], [0.5, 0.9, 0.5, 0.5])
     assert items == ["b", "a", "c", "d", "e"]
@@ -103,7 +103,7 @@ def test_ties_keep_the_baseline_order():
 
 
 def test_interrupted_rerank_resumes_from_the_cached_chunks(tmp_path, reranker, monkeypatch, capsys):
-    from mmrhub.retrieve.reranker import Reranker
+    from mmrhub.retrieve.rerank.model import Reranker
 
     whole, _ = rerank(tmp_path, *sample_options(reranker, tmp_path, "--no-cache"), name="whole.json")
     score, calls = Reranker.score, []

@@ -11,16 +11,16 @@ import pytest
 from _paths import ROOT
 
 from mmrhub.cli import main
-from mmrhub.scoring.comparison import compare_runs
-from mmrhub.scoring.comparison import index_pairs
-from mmrhub.scoring.comparison_output import footnote
-from mmrhub.scoring.comparison_output import pair_rows
-from mmrhub.scoring.corrections import adjust
-from mmrhub.scoring.corrections import holm
+from mmrhub.scoring.compare.comparison import compare_runs
+from mmrhub.scoring.compare.comparison import index_pairs
+from mmrhub.scoring.compare.corrections import adjust
+from mmrhub.scoring.compare.corrections import holm
+from mmrhub.scoring.compare.significance import pair_tests
+from mmrhub.scoring.compare.significance import paired_randomisation_p
+from mmrhub.scoring.compare.significance import paired_randomisation_ps
+from mmrhub.scoring.output.comparison import footnote
+from mmrhub.scoring.output.comparison import pair_rows
 from mmrhub.scoring.score import Scored
-from mmrhub.scoring.significance import pair_tests
-from mmrhub.scoring.significance import paired_randomisation_p
-from mmrhub.scoring.significance import paired_randomisation_ps
 
 EMBEDDING = ROOT / "data" / "mipr" / "baseline" / "simulated_embedding_top50.json"
 RERANKER = ROOT / "data" / "mipr" / "baseline" / "simulated_reranker_top50.json"

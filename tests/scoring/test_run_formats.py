@@ -17,9 +17,9 @@ from _metrics_helpers import GAIN  # noqa: E402
 from _paths import ROOT  # noqa: E402
 
 from mmrhub.cli import main  # noqa: E402
-from mmrhub.scoring.run import FORMATS  # noqa: E402
-from mmrhub.scoring.run import RunError  # noqa: E402
-from mmrhub.scoring.run_reading import read_run  # noqa: E402
+from mmrhub.scoring.runs.reading import read_run  # noqa: E402
+from mmrhub.scoring.runs.run import FORMATS  # noqa: E402
+from mmrhub.scoring.runs.run import RunError  # noqa: E402
 
 MIPR_DIR = ROOT / "data" / "mipr"
 EMBEDDING = MIPR_DIR / "baseline" / "simulated_embedding_top50.json"
@@ -101,9 +101,9 @@ def test_ties_are_broken_as_trec_eval_breaks_them(tmp_path, seed):
 
 
 def test_a_file_already_in_trec_eval_order_is_used_as_it_is(monkeypatch, tmp_path):
-    from mmrhub.scoring import run_trec
+    from mmrhub.scoring.runs import trec
 
-    monkeypatch.setattr(run_trec, "trec_eval_sort", None)  # the usual file: grouped, scores strictly descending
+    monkeypatch.setattr(trec, "trec_eval_sort", None)  # the usual file: grouped, scores strictly descending
     run = read_run(write(tmp_path / "run.trec", "q1 Q0 b 1 2.5 t\nq1 Q0 a 2 1 t\nq2 Q0 c 1 3 t\n"))
     assert run.rankings.to_pylist() == [["b", "a"], ["c"]] and run.lines.to_pylist() == [[1, 2], [3]]
 

@@ -5,7 +5,7 @@ import io
 import json
 
 from mmrhub.cli import main
-from mmrhub.scoring.tables import table
+from mmrhub.scoring.output.tables import table
 
 ROWS = [
     ("run_1 & 50% {x}", {"nDCG@10": 0.5, "R-L1@10": None, "num_queries": 3}),

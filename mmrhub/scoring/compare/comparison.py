@@ -3,9 +3,9 @@
 from dataclasses import dataclass
 from typing import Optional
 
-from mmrhub.scoring.corrections import adjust
-from mmrhub.scoring.significance import pair_tests
-from mmrhub.scoring.tables import measure_names
+from mmrhub.scoring.compare.corrections import adjust
+from mmrhub.scoring.compare.significance import pair_tests
+from mmrhub.scoring.output.tables import measure_names
 
 FAMILY = "per measure: the tests of one measure across all the pairs compared"
 

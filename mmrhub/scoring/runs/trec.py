@@ -7,13 +7,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from input_files import decode
-from input_files import first_line
-from mmrhub.scoring.run import Run
-from mmrhub.scoring.run import RunError
-from mmrhub.scoring.run_order import in_trec_eval_order
-from mmrhub.scoring.run_order import single_precision
-from mmrhub.scoring.run_order import trec_eval_sort
+from mmr_inputs import decode
+from mmr_inputs import first_line
+from mmrhub.scoring.runs.order import in_trec_eval_order
+from mmrhub.scoring.runs.order import single_precision
+from mmrhub.scoring.runs.order import trec_eval_sort
+from mmrhub.scoring.runs.run import Run
+from mmrhub.scoring.runs.run import RunError
 
 ORDERS = ("score", "rank")  # trec_eval's order; the rank column's
 _RANK_RANGE = (-(1 << 63), (1 << 63) - 1)  # the rank column is read as 64-bit integers

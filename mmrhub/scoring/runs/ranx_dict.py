@@ -4,16 +4,16 @@ and write them, read by Python's json; each query is ordered as trec_eval orders
 import numpy as np
 import pyarrow as pa
 
-from input_files import load_json
-from mmrhub.scoring.run import Run
-from mmrhub.scoring.run import RunError
-from mmrhub.scoring.run_order import single_precision
-from mmrhub.scoring.run_order import trec_eval_sort
+from mmr_inputs import load_json
+from mmrhub.scoring.runs.order import single_precision
+from mmrhub.scoring.runs.order import trec_eval_sort
+from mmrhub.scoring.runs.run import Run
+from mmrhub.scoring.runs.run import RunError
 
 
 def read_dict(source, bom: int) -> Run:
     """A JSON object of queries, each an object of document scores; each query's documents in trec_eval's order
-    (``mmrhub.scoring.run_order``), since an object's order is not a ranking."""
+    (``mmrhub.scoring.runs.order``), since an object's order is not a ranking."""
     run = load_json(source.name, source.read(bom))
     if "qid" in run and "ranked" in run:
         raise RunError(f'{source.name}: one {{"qid", "ranked"}} object; the official format is a JSON array of them')

@@ -19,9 +19,9 @@ from mmrhub.retrieve.encoders import with_text
 from mmrhub.retrieve.fitting import fitted
 from mmrhub.retrieve.fitting import most_image_tokens
 from mmrhub.retrieve.fitting import surely_fits
-from mmrhub.retrieve.identity import model_identity
 from mmrhub.retrieve.loading import load_cross_encoder
 from mmrhub.retrieve.presets import Preset
+from mmrhub.retrieve.provenance import model_identity
 
 
 class PairItems(torch.utils.data.Dataset):

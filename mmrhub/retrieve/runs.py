@@ -1,12 +1,30 @@
-"""Tensors of the search to and from the run format, which ``mmrhub.scoring`` reads and writes."""
+"""The run files retrieve and rerank write: names taken from a model id (a table row, a default path), and the
+search's tensors to and from the run format, which ``mmrhub.scoring`` reads and writes."""
 
-import torch
+import os
+import re
+from pathlib import Path
 
-from mmrhub.scoring.run_reading import read_run
-from mmrhub.scoring.run_validation import validate
+from mmrhub.scoring.runs.reading import read_run
+from mmrhub.scoring.runs.validation import validate
 
 
-def rankings(corpus_ids, scores: torch.Tensor, indices: torch.Tensor):
+def model_name(model_id: str) -> str:
+    """The last part of a Hub id or folder (Qwen3-VL-Embedding-8B): a table row's name."""
+    return os.path.basename(os.path.normpath(model_id))
+
+
+def slug(model_id: str) -> str:
+    """``model_name`` with anything but letters, digits and ``._-`` replaced by ``_``: safe in a file name."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", model_name(model_id))
+
+
+def default_output(benchmark_name: str, model_id: str) -> Path:
+    """``runs/<benchmark>_<model slug>.json``."""
+    return Path("runs") / f"{benchmark_name}_{slug(model_id)}.json"
+
+
+def rankings(corpus_ids, scores, indices):
     """(ranked ids, their scores) per query, in query order; index -1 (pool padding) is left out."""
     ids, values = [], []
     for row_scores, row_indices in zip(scores.tolist(), indices.tolist()):
@@ -16,10 +34,12 @@ def rankings(corpus_ids, scores: torch.Tensor, indices: torch.Tensor):
     return ids, values
 
 
-def read_pools(path, truth, query_ids, corpus_ids) -> torch.Tensor:
+def read_pools(path, truth, query_ids, corpus_ids):
     """Each query's candidate pool from a baseline run file, as a (queries, width) tensor of corpus indices
     (-1 pads shorter pools), in the order of ``query_ids``. The file is read and validated as ``mmrhub evaluate``
     does; a RunError names each problem."""
+    import torch  # here: the names above serve torch-free commands (baseline's table, default paths)
+
     run = read_run(path)
     validate(run, truth)
     by_query = dict(zip(run.query_ids.to_pylist(), run.rankings.to_pylist()))

@@ -8,7 +8,7 @@ from typing import Optional
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mmrhub.scoring.run_bytes import STDIN_NAME
+from mmrhub.scoring.runs.source import STDIN_NAME
 
 MAX_LISTED = 20
 FORMATS = {

@@ -1,6 +1,7 @@
 """The shape of a benchmark's declaration: what the generic wings (scoring, export, report, retrieve) may ask of it.
 
-Each benchmark fills one in, in its own module (``mmrhub.benchmarks.mipr``, ``mmrhub.benchmarks.m2kr``).
+It sits at the bottom of the package, as mteb's ``TaskMetadata`` does: every wing types against ``Benchmark``, and
+each benchmark fills one in, in its own module (``mmrhub.benchmarks.mipr``, ``mmrhub.benchmarks.m2kr``).
 """
 
 from dataclasses import dataclass
@@ -9,7 +10,6 @@ from types import ModuleType
 from typing import Callable
 
 from mmrhub.data import SAMPLES
-from mmrhub.report.views import View
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,32 @@ class Breakdown:
     flag: str
     label: str
     key: str
+
+
+@dataclass(frozen=True)
+class Grade:
+    """A grade as the gallery shows it."""
+
+    label: str
+    colour: str  # CSS colour of the thumbnail's frame
+
+
+@dataclass(frozen=True)
+class View:
+    """How a report shows a benchmark."""
+
+    top_k: int  # thumbnails per run
+    main_measure: str  # plotted and used to pick queries; the first measure when a --k leaves it out
+    grades: tuple  # Grade, best first; the last is what an item without a judgment shows
+    relevant: str  # the grade whose missed items the gallery shows
+    judgments_config: str  # the builder config holding the grades
+    read_grades: Callable  # (judgments table, query ids) -> {query id: {item id: grade label}}
+    judgment_word: str = "grade"  # what the gallery calls an item's label: MIPR's grade, M2KR's positive or not
+
+    @property
+    def unjudged(self) -> str:
+        """What an item without a judgment shows."""
+        return self.grades[-1].label
 
 
 @dataclass(frozen=True)

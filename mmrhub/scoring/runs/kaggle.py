@@ -10,11 +10,11 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.json as paj
 
-from input_files import decode
-from input_files import first_line
-from mmrhub.scoring.run import Run
-from mmrhub.scoring.run import RunError
-from mmrhub.scoring.run import zero_based_offsets
+from mmr_inputs import decode
+from mmr_inputs import first_line
+from mmrhub.scoring.runs.run import Run
+from mmrhub.scoring.runs.run import RunError
+from mmrhub.scoring.runs.run import zero_based_offsets
 
 
 def read_kaggle(source, bom: int) -> Run:

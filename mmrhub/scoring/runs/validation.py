@@ -4,9 +4,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mmrhub.scoring.run import MAX_LISTED
-from mmrhub.scoring.run import Run
-from mmrhub.scoring.run import raise_problems
+from mmrhub.scoring.runs.run import MAX_LISTED
+from mmrhub.scoring.runs.run import Run
+from mmrhub.scoring.runs.run import raise_problems
 
 
 def validate(run: Run, truth, ignore_unknown_queries: bool = False) -> pa.ListArray:

@@ -1,5 +1,5 @@
 """Where a run's bytes come from: a file, or standard input ('-'), and the byte-order mark to skip. A UTF-8 file is
-read in place; a gzipped or UTF-16 one, and standard input, are decoded to UTF-8 first (by ``input_files``)."""
+read in place; a gzipped or UTF-16 one, and standard input, are decoded to UTF-8 first (by ``mmr_inputs``)."""
 
 import os
 import sys
@@ -8,10 +8,10 @@ from typing import Optional
 
 import pyarrow as pa
 
-from input_files import HEAD_SIZE
-from input_files import encoding_of
-from input_files import open_regular
-from input_files import read_utf8
+from mmr_inputs import HEAD_SIZE
+from mmr_inputs import encoding_of
+from mmr_inputs import open_regular
+from mmr_inputs import read_utf8
 
 BOM = b"\xef\xbb\xbf"
 STDIN = "-"
@@ -28,7 +28,7 @@ class RunSource:
     @classmethod
     def of(cls, path) -> "RunSource":
         """The file at ``path``, or standard input for '-' (read whole now: it can be read only once); an
-        ``input_files.InputError`` for what is not a regular file or not text."""
+        ``mmr_inputs.InputError`` for what is not a regular file or not text."""
         if str(path) == STDIN:
             return cls(STDIN_NAME, read_utf8(STDIN_NAME, sys.stdin.buffer))
         name = str(path)

@@ -16,22 +16,22 @@ from mmrhub.retrieve.data import Items
 from mmrhub.retrieve.data import LoadedSide
 from mmrhub.retrieve.data import fingerprint
 from mmrhub.retrieve.data import load_both_sides
-from mmrhub.retrieve.devices import resolve_dtype
-from mmrhub.retrieve.finish import score_and_record
+from mmrhub.retrieve.distributed import resolve_dtype
 from mmrhub.retrieve.options import RerankOptions
-from mmrhub.retrieve.phases import Phases
 from mmrhub.retrieve.provenance import write_meta
-from mmrhub.retrieve.rerank_cache import ScoreCache
-from mmrhub.retrieve.rerank_pairs import batches
-from mmrhub.retrieve.rerank_pairs import chunks
-from mmrhub.retrieve.rerank_pairs import reranked
-from mmrhub.retrieve.rerank_pairs import shard
-from mmrhub.retrieve.reranker import PairItems
-from mmrhub.retrieve.reranker import Reranker
-from mmrhub.retrieve.runfile import read_pools
-from mmrhub.scoring.run_reading import read_run
-from mmrhub.scoring.run_validation import check_pool
-from mmrhub.scoring.run_writing import write_run
+from mmrhub.retrieve.reporting import Phases
+from mmrhub.retrieve.reporting import score_and_record
+from mmrhub.retrieve.rerank.cache import ScoreCache
+from mmrhub.retrieve.rerank.model import PairItems
+from mmrhub.retrieve.rerank.model import Reranker
+from mmrhub.retrieve.rerank.pairs import batches
+from mmrhub.retrieve.rerank.pairs import chunks
+from mmrhub.retrieve.rerank.pairs import reranked
+from mmrhub.retrieve.rerank.pairs import shard
+from mmrhub.retrieve.runs import read_pools
+from mmrhub.scoring.runs.reading import read_run
+from mmrhub.scoring.runs.validation import check_pool
+from mmrhub.scoring.runs.writing import write_run
 
 
 def run(options: RerankOptions) -> int:

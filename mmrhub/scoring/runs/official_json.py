@@ -5,10 +5,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as paj
 
-from input_files import load_json
-from mmrhub.scoring.run import Run
-from mmrhub.scoring.run import RunError
-from mmrhub.scoring.run import zero_based_offsets
+from mmr_inputs import load_json
+from mmrhub.scoring.runs.run import Run
+from mmrhub.scoring.runs.run import RunError
+from mmrhub.scoring.runs.run import zero_based_offsets
 
 _RANKED = pa.list_(pa.struct([("did", pa.string()), ("score", pa.float64())]))
 _ENTRY = pa.struct([("qid", pa.string()), ("ranked", _RANKED)])

@@ -2,8 +2,8 @@
 
 from dataclasses import astuple
 
-from mmrhub.scoring.comparison import FAMILY
-from mmrhub.scoring.tables import cell
+from mmrhub.scoring.compare.comparison import FAMILY
+from mmrhub.scoring.output.tables import cell
 
 TEST = "paired randomisation test (sign flips of per-query differences), two-sided"
 

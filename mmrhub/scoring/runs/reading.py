@@ -5,19 +5,19 @@ from functools import partial
 
 import pyarrow as pa
 
-from input_files import InputError
-from input_files import first_line
-from input_files import line_of
-from mmrhub.scoring.run import FORMATS
-from mmrhub.scoring.run import Run
-from mmrhub.scoring.run import RunError
-from mmrhub.scoring.run_bytes import BOM
-from mmrhub.scoring.run_bytes import RunSource
-from mmrhub.scoring.run_dict import read_dict
-from mmrhub.scoring.run_json import read_json
-from mmrhub.scoring.run_kaggle import read_kaggle
-from mmrhub.scoring.run_trec import ORDERS
-from mmrhub.scoring.run_trec import read_trec
+from mmr_inputs import InputError
+from mmr_inputs import first_line
+from mmr_inputs import line_of
+from mmrhub.scoring.runs.kaggle import read_kaggle
+from mmrhub.scoring.runs.official_json import read_json
+from mmrhub.scoring.runs.ranx_dict import read_dict
+from mmrhub.scoring.runs.run import FORMATS
+from mmrhub.scoring.runs.run import Run
+from mmrhub.scoring.runs.run import RunError
+from mmrhub.scoring.runs.source import BOM
+from mmrhub.scoring.runs.source import RunSource
+from mmrhub.scoring.runs.trec import ORDERS
+from mmrhub.scoring.runs.trec import read_trec
 
 
 def read_run(path, trec_order: str = "score") -> Run:

@@ -1,0 +1,69 @@
+"""What a run tells as it goes and when it is done: wall time and item rate of each phase, printed on the main
+process; then its table (unless asked not to) and ``--stats-json``."""
+
+import json
+import time
+
+import torch
+
+from mmrhub.retrieve.provenance import caption
+from mmrhub.scoring.output.scores import sample_caption
+from mmrhub.scoring.output.tables import table
+from mmrhub.scoring.request import ScoringRequest
+from mmrhub.scoring.score import score_runs
+from mmrhub.writing import write_text
+
+
+class Phases:
+    """Wall time and item rate per phase, printed as one line each on the main process."""
+
+    def __init__(self, context):
+        self.context = context
+        self.stats = {}
+
+    def say(self, message: str):
+        """Print on the main process only."""
+        if self.context.is_main:
+            print(message, flush=True)
+
+    def done(self, name: str, items: int, started: float, note: str = "", unit: str = "item"):
+        """Record and print the phase ``name`` begun at ``started`` (``time.perf_counter()``)."""
+        if self.context.device.type == "cuda":
+            torch.cuda.synchronize(self.context.device)
+        seconds = time.perf_counter() - started
+        # Epoch end time: lets a GPU monitor's samples be matched to the phase (bench/gpu_check.sh).
+        self.stats[name] = {"items": items, "seconds": round(seconds, 4), "end": round(time.time(), 3)}
+        if not items:
+            self.say(f"[{name}] {seconds:.2f} s{note}")
+            return
+        rate = items / seconds if seconds > 0 else float("inf")
+        self.stats[name]["items_per_s"] = round(rate, 2)
+        self.say(f"[{name}] {items:,} {unit}s in {seconds:.2f} s: {rate:,.1f} {unit}s/s{note}")
+
+
+def score_and_record(options, data, truth, output, settings, context, dtype, phases, **stats) -> None:
+    """Print the run's table (its pools checked against ``options.candidates``), under a caption naming the model
+    and preset, and write ``--stats-json``: the device, dtype, model, preset and phases, plus ``stats``."""
+    benchmark = data.benchmark
+    if options.output.score:
+        request = ScoringRequest(
+            benchmark,
+            data.data_dir,
+            runs=(str(output),),
+            rerank=options.candidates,
+            measure_options={"k": benchmark.measures.DEFAULT_K},
+        )
+        rows = score_runs(request, truth)
+        print(caption(options.model, settings))
+        print(table([(row.name, row.result) for row in rows]) + sample_caption(request, truth))
+    if options.output.stats_json:
+        record = {
+            "device": str(context.device),
+            "world_size": context.world_size,
+            "dtype": str(dtype),
+            "model": options.model,
+            "preset": settings.name,
+            **stats,
+            "phases": phases.stats,
+        }
+        write_text(options.output.stats_json, json.dumps(record, indent=1))
