@@ -58,11 +58,11 @@ from .m2kr_archive import archive_url, check_local_headers, open_parts, open_zip
 else:
     from m2kr_archive import archive_url, check_local_headers, open_parts, open_zip
 if __package__: \
-from .input_files import load_json_file
+from .mmr_inputs import load_json_file
 else:
     from mmr_inputs import load_json_file
 if __package__: \
-from .builder_cache import VouchedCache, content_key, metadata_key
+from .mmr_cache import VouchedCache, content_key, metadata_key
 else:
     from mmr_cache import VouchedCache, content_key, metadata_key
 # fmt: on

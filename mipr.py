@@ -49,11 +49,11 @@ else:
                              SOURCE_SCHEMAS, MiprDataError, check_image_names, check_qrels, join_path, read_config,
                              read_table)
 if __package__: \
-from .input_files import load_json_file
+from .mmr_inputs import load_json_file
 else:
     from mmr_inputs import load_json_file
 if __package__: \
-from .builder_cache import VouchedCache, content_key, metadata_key
+from .mmr_cache import VouchedCache, content_key, metadata_key
 else:
     from mmr_cache import VouchedCache, content_key, metadata_key
 # fmt: on
