@@ -27,7 +27,7 @@ from .m2kr_format import M2krDataError
 else:
     from m2kr_format import M2krDataError
 if __package__: \
-from .input_files import InputError, open_regular
+from .mmr_inputs import InputError, open_regular
 else:
     from mmr_inputs import InputError, open_regular
 # fmt: on

@@ -3,6 +3,9 @@ entries of embeddings, rerank scores and thumbnails) goes
 through here. It is written to a temporary file beside the target, synced and renamed over it, so a reader, a
 kill or a full disk never leaves half a file, and the previous file stays until the new one is complete. A target
 that is one of the command's inputs is refused before any work, and every error names the path.
+
+Folders (exports, cache entries) are written aside and swapped in by ``write_folder``: one implementation, in the
+top-level ``mmr_cache`` so that the builders' cache can use it too, re-used here.
 """
 
 import errno
@@ -10,6 +13,11 @@ import io
 import os
 import uuid
 from pathlib import Path
+
+from mmr_cache import aside_prefix  # noqa: F401 - the folder part of the one way out, re-used
+from mmr_cache import process_alive
+from mmr_cache import remove_stale_asides  # noqa: F401
+from mmr_cache import write_folder  # noqa: F401
 
 _TEMP = ".{name}.{pid}.{tag}.tmp"
 
@@ -84,14 +92,3 @@ def remove_stale_temporaries(path: Path) -> list:
             entry.unlink(missing_ok=True)
             removed.append(entry)
     return removed
-
-
-def process_alive(pid: int) -> bool:
-    """Whether a process of this id runs (one of another user's counts as running)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
