@@ -263,10 +263,8 @@ class VouchedCache:
 
     def download_and_prepare(self, *args, **kwargs):
         """datasets' preparation, reusing only an entry that vouches for itself; a full disk is said in words."""
-        folder = self._output_dir
-        if not args and "output_dir" not in kwargs and "://" not in folder and os.path.isdir(folder):
-            if read_entry(folder, self.hash) is None:
-                shutil.rmtree(folder)  # damaged, or another key's: datasets would trust it, so rebuild
+        if not args and "output_dir" not in kwargs:
+            drop_unvouched(self._output_dir, self.hash)  # again: it may have changed since the builder was made
         try:
             super().download_and_prepare(*args, **kwargs)
         except Exception as err:
@@ -280,11 +278,24 @@ class VouchedCache:
                 "disk with room.",
             ) from err
 
+    def _build_cache_dir(self):
+        # datasets reads the entry's dataset_info.json as soon as it knows the folder: check the entry first.
+        folder = super()._build_cache_dir()
+        drop_unvouched(folder, self.hash)
+        return folder
+
     def _save_info(self):
         super()._save_info()
         # Inside download_and_prepare _output_dir is the incomplete folder: the entry is complete once its info is.
         if "://" not in self._output_dir and self._output_dir.endswith(".incomplete"):
             sign(self._output_dir, self.hash)
+
+
+def drop_unvouched(folder: str, key: str) -> None:
+    """Remove the builder entry ``folder`` unless it vouches for ``key`` and its bytes: damaged, or another key's,
+    datasets would trust it, so it is rebuilt."""
+    if "://" not in folder and os.path.isdir(folder) and read_entry(folder, key) is None:
+        shutil.rmtree(folder)
 
 
 def disk_full(err: BaseException) -> Optional[OSError]:
