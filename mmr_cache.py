@@ -147,14 +147,16 @@ def sign(folder, key: str, meta=None) -> None:
     (folder / ENTRY).write_text(text, encoding="utf-8")
 
 
-def read_entry(folder, key: str, check_bytes: Optional[bool] = None):
+def read_entry(folder, key: str, check_bytes: Optional[bool] = None, others=()):
     """``(meta,)`` of the entry in ``folder`` when it vouches for ``key`` and for every byte it holds; None when
-    absent or when it does not (it must then be rebuilt, never served)."""
+    absent or when it does not (it must then be rebuilt, never served). Files named with a prefix in ``others`` are
+    not the entry's (another program's, which it keys itself) and are let be."""
     folder = Path(folder)
     try:
         manifest = json.loads((folder / ENTRY).read_text(encoding="utf-8"))
         files = manifest["files"]
-        if manifest["key"] != key or not isinstance(files, dict) or set(os.listdir(folder)) != {ENTRY, *files}:
+        present = {name for name in os.listdir(folder) if not name.startswith(tuple(others))}
+        if manifest["key"] != key or not isinstance(files, dict) or present != {ENTRY, *files}:
             return None
         check = CHECK_BYTES if check_bytes is None else check_bytes
         for name, (size, digest) in files.items():
@@ -253,6 +255,11 @@ def process_alive(pid: int) -> bool:
 # --- the builders' entries -------------------------------------------------------------------------------------
 
 
+# What datasets itself writes into an entry after it is made: ``Dataset.map``'s results (``cache-<fingerprint>.arrow``,
+# keyed by datasets) and their temporaries. Not the entry's: let be, neither vouched for nor a reason to rebuild.
+DATASETS_OWN = ("cache-", "tmp")
+
+
 class VouchedCache:
     """A mixin for a ``datasets`` builder (put it before the builder class): datasets reuses an entry found under
     its key, whatever it holds; this one reuses only an entry that vouches for its key and bytes.
@@ -294,7 +301,7 @@ class VouchedCache:
 def drop_unvouched(folder: str, key: str) -> None:
     """Remove the builder entry ``folder`` unless it vouches for ``key`` and its bytes: damaged, or another key's,
     datasets would trust it, so it is rebuilt."""
-    if "://" not in folder and os.path.isdir(folder) and read_entry(folder, key) is None:
+    if "://" not in folder and os.path.isdir(folder) and read_entry(folder, key, others=DATASETS_OWN) is None:
         shutil.rmtree(folder)
 
 

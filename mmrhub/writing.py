@@ -1,5 +1,4 @@
-"""One way out: every file the program writes as a whole (runs, ``--json``, reports, dataset_infos.json, cache
-entries of embeddings, rerank scores and thumbnails) goes
+"""One way out: every file the program writes as a whole (runs, ``--json``, reports, dataset_infos.json) goes
 through here. It is written to a temporary file beside the target, synced and renamed over it, so a reader, a
 kill or a full disk never leaves half a file, and the previous file stays until the new one is complete. A target
 that is one of the command's inputs is refused before any work, and every error names the path.
@@ -9,7 +8,6 @@ top-level ``mmr_cache`` so that the builders' cache can use it too, re-used here
 """
 
 import errno
-import io
 import os
 import uuid
 from pathlib import Path
@@ -64,15 +62,6 @@ def write_bytes(path, data: bytes, sync: bool = True) -> Path:
             ) from None
         raise OSError(err.errno, f"cannot write {path}{kept}: {err.strerror or err}") from None
     return path
-
-
-def npy_bytes(array) -> bytes:
-    """A float32 array as the bytes of a ``.npy`` file, for ``write_bytes``."""
-    import numpy as np  # here: most writers write text
-
-    buffer = io.BytesIO()
-    np.save(buffer, np.asarray(array, dtype=np.float32))
-    return buffer.getvalue()
 
 
 def remove_stale_temporaries(path: Path) -> list:

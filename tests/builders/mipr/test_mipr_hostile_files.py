@@ -272,6 +272,20 @@ def test_a_damaged_or_foreign_entry_is_rebuilt(data_dir, monkeypatch, damage):
     assert json.loads((entry / "entry.json").read_text())["key"] == entry.name
 
 
+def test_what_datasets_writes_beside_an_entry_is_let_be(data_dir, monkeypatch):
+    # Dataset.map writes its results (cache-<fingerprint>.arrow) into the entry's folder: not damage to rebuild for.
+    qrels = prepare("qrels", data_dir)
+    qrels.map(lambda row: {"n": len(row["items"])})
+    assert [path.name for path in _entry(data_dir).glob("cache-*.arrow")]
+    prepared = []
+    split_generators = mipr.Mipr._split_generators
+    monkeypatch.setattr(
+        mipr.Mipr, "_split_generators", lambda self, dl: prepared.append(self.config.name) or split_generators(self, dl)
+    )
+    assert _grade_count(data_dir, "L1") == 74
+    assert prepared == [] and list(_entry(data_dir).glob("cache-*.arrow"))
+
+
 def test_an_arrow_file_edited_in_place_at_the_same_size_is_rebuilt(data_dir):
     # The reported case: the entry's sizes still matched, so load("qrels") served 0 L1 judgments instead of 74.
     assert _grade_count(data_dir, "L1") == 74
