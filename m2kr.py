@@ -62,9 +62,13 @@ from .mmr_inputs import load_json_file
 else:
     from mmr_inputs import load_json_file
 if __package__: \
-from .mmr_cache import VouchedCache, content_key, metadata_key
+from .mmr_cache import content_key, metadata_key
 else:
-    from mmr_cache import VouchedCache, content_key, metadata_key
+    from mmr_cache import content_key, metadata_key
+if __package__: \
+from .mmr_builder import SourceKeyedBuilder, hub_help, hub_offline, hub_problem
+else:
+    from mmr_builder import SourceKeyedBuilder, hub_help, hub_offline, hub_problem
 # fmt: on
 
 logger = logging.getLogger(__name__)
@@ -92,6 +96,8 @@ _HERE = Path(__file__).resolve().parent
 SAMPLE_DIR = _HERE / "data" / "m2kr" if (_HERE / "data" / "m2kr").is_dir() else _HERE / "mmrhub" / "data" / "m2kr"
 HUB_TABLES = "hf://datasets/Jingbiao/M2KR-WWW2025-Challenge"
 HUB_IMAGES = "hf://datasets/Jingbiao/M2KR-Challenge"
+# What a local data_dir holds, for the advice when the Hub cannot be read.
+LOCAL_LAYOUT = f"laid out like the Hub repos (<config>/{SPLIT}-*.parquet, and the archives in images/ or beside them)"
 
 # The archive parts each config reads its images from, in order, and the column naming each row's member.
 ARCHIVES = {
@@ -135,7 +141,7 @@ class M2krConfig(datasets.BuilderConfig):
     images_dir: Optional[str] = None
 
 
-class M2kr(VouchedCache, datasets.ArrowBasedBuilder):
+class M2kr(SourceKeyedBuilder, datasets.ArrowBasedBuilder):
     """Builder for the M2KR challenge queries, passages and ground truth.
 
     ``data_dir``: the folder or URL holding the tables and archives; ``HUB_TABLES`` for the two Hub repos; without
@@ -153,27 +159,15 @@ class M2kr(VouchedCache, datasets.ArrowBasedBuilder):
     ]
     DEFAULT_CONFIG_NAME = "challenge_data"
 
-    def __init__(self, *args, hash: Optional[str] = None, **kwargs):
-        # datasets keys its cache on ``hash`` (3.6: the script's code; 4+: None unless given) and would return old
-        # rows after the data changed: fold a fingerprint of the sources into it, however the builder is called.
-        if not kwargs.get("data_dir") and SAMPLE_DIR.is_dir():  # a datasets 3.6 script's copy has no sample beside it
-            logger.warning("No data_dir given: loading the bundled M2KR sample %s, not the benchmark.", SAMPLE_DIR)
-            kwargs["data_dir"] = str(SAMPLE_DIR)
-        fingerprint = cache_hash(kwargs.get("data_dir"), kwargs.get("images_dir"), kwargs.get("config_name"))
-        super().__init__(*args, hash=_combined_hash(hash, fingerprint), **kwargs)
+    BENCHMARK = "M2KR"
 
-    @classmethod
-    def get_all_exported_dataset_infos(cls):
-        """The configs' infos from dataset_infos.json beside the script, not from a README card."""
-        # datasets 3.6 reads the README.md beside the script as a dataset card first; the repository README has no
-        # YAML block, so every load warned "Repo card metadata block was not found". Read dataset_infos.json alone.
-        path = os.path.join(cls.get_imported_module_dir(), "dataset_infos.json")
-        if not os.path.isfile(path):
-            return datasets.info.DatasetInfosDict()
-        infos = load_json_file(path)
-        return datasets.info.DatasetInfosDict(
-            {name: datasets.DatasetInfo.from_dict(info) for name, info in infos.items()}
-        )
+    def sample_dir(self) -> Path:
+        """The bundled sample (``SAMPLE_DIR``)."""
+        return SAMPLE_DIR
+
+    def source_hash(self, data_dir=None, images_dir=None, config_name=None, **kwargs) -> str:
+        """The cache key's fingerprint of the sources config ``config_name`` reads (``cache_hash``)."""
+        return cache_hash(data_dir, images_dir, config_name)
 
     def _info(self):
         return datasets.DatasetInfo(
@@ -297,33 +291,18 @@ def list_tables(base: str, config: str, storage_options=None) -> list:
     """The ``<config>/train-*.parquet`` files under ``base``, sorted."""
     pattern = _join(base, f"{config}/{SPLIT}-*.parquet")
     on_hub = base.startswith("hf://")
-    if on_hub and _hub_offline():
-        raise M2krDataError(_hub_help(base, "the Hub is offline here (HF_HUB_OFFLINE or HF_DATASETS_OFFLINE is set)"))
+    if on_hub and hub_offline():
+        raise M2krDataError(hub_help(base, hub_problem(), LOCAL_LAYOUT))
     try:
         fs, fs_pattern = fsspec.core.url_to_fs(pattern, **_options_for(pattern, storage_options or {}))
         found = sorted(fs.glob(fs_pattern))
     except Exception as err:  # noqa: BLE001 - any failure to reach the Hub gets the same advice
         if not on_hub:
             raise
-        problem = f"the Hub cannot be reached ({type(err).__name__}: {err})"
-        raise M2krDataError(_hub_help(base, problem)) from err
+        raise M2krDataError(hub_help(base, hub_problem(err), LOCAL_LAYOUT)) from err
     if not found:
         raise M2krDataError(f"No {config}/{SPLIT}-*.parquet under {base}.")
     return [fs.unstrip_protocol(path) if "://" in base else path for path in found]
-
-
-def _hub_help(base: str, problem: str) -> str:
-    return (
-        f"data_dir {base} is on the Hub, but {problem}; pass data_dir= (--data-dir) a local folder laid out like "
-        f"the Hub repos (<config>/{SPLIT}-*.parquet, and the archives in images/ or beside them)."
-    )
-
-
-def _hub_offline() -> bool:
-    flags = (os.environ.get(name, "").upper() for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
-    return any(flag in ("1", "ON", "YES", "TRUE") for flag in flags) or bool(
-        getattr(datasets.config, "HF_HUB_OFFLINE", False)
-    )
 
 
 def add_images(table: pa.Table, config: str, parts, storage_options=None) -> pa.Table:
@@ -409,7 +388,8 @@ def cache_hash(data_dir: Optional[str], images_dir: Optional[str] = None, config
     config_name = config_name or M2kr.DEFAULT_CONFIG_NAME
     digest = hashlib.sha256()
     # The modules as imported: beside this file, or their copies in datasets' modules cache.
-    modules = (open_zip.__module__, read_table.__module__, load_json_file.__module__)  # archive, rules, reading
+    # archive, rules, reading, what the builders share
+    modules = (open_zip.__module__, read_table.__module__, load_json_file.__module__, SourceKeyedBuilder.__module__)
     for source in (__file__, *(sys.modules[module].__file__ for module in modules)):
         digest.update(Path(source).read_bytes())
     if data_dir:
@@ -438,17 +418,13 @@ def _archive_state(path: str):
 
 
 def _remote_states(pattern: str) -> Optional[list]:
-    if pattern.startswith("hf://") and _hub_offline():
+    if pattern.startswith("hf://") and hub_offline():
         return None  # asking would fail; preparation says that the Hub is offline
     try:
         fs, fs_pattern = fsspec.core.url_to_fs(pattern)
         return [sorted(fs.info(path).items()) for path in sorted(fs.glob(fs_pattern))]
     except Exception:  # noqa: BLE001 - an unreachable host: preparation, not the cache key, reports it
         return None
-
-
-def _combined_hash(given: Optional[str], fingerprint: str) -> str:
-    return hashlib.sha256(f"{given}:{fingerprint}".encode()).hexdigest()[:16] if given else fingerprint
 
 
 def load(

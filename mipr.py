@@ -53,9 +53,13 @@ from .mmr_inputs import load_json_file
 else:
     from mmr_inputs import load_json_file
 if __package__: \
-from .mmr_cache import VouchedCache, content_key, metadata_key
+from .mmr_cache import content_key, metadata_key
 else:
-    from mmr_cache import VouchedCache, content_key, metadata_key
+    from mmr_cache import content_key, metadata_key
+if __package__: \
+from .mmr_builder import SourceKeyedBuilder, hub_help, hub_offline, hub_problem
+else:
+    from mmr_builder import SourceKeyedBuilder, hub_help, hub_offline, hub_problem
 # fmt: on
 
 logger = logging.getLogger(__name__)
@@ -74,12 +78,15 @@ _DESCRIPTION = (
 _LICENSE = "apache-2.0"
 
 SPLIT = "test"
+# What a local data_dir holds, for the advice when the Hub cannot be read.
+LOCAL_LAYOUT = "holding mipr_query.jsonl, mipr_corpus.jsonl, mipr_annotation.jsonl and images/"
 # The bundled sample: data/mipr/ beside this file in the repository, mmrhub/data/mipr/ in an installed wheel.
 _HERE = Path(__file__).resolve().parent
 SAMPLE_DIR = _HERE / "data" / "mipr" if (_HERE / "data" / "mipr").is_dir() else _HERE / "mmrhub" / "data" / "mipr"
 
-# Linear nDCG gains; every other grade, and an unjudged product, gains 0.
-GAINS = {"L1": 2, "L2": 1}
+# Linear nDCG gains of every grade; an unjudged product gains 0. The metric's own (metrics/mipr/mipr_measures.py)
+# are the same (a test holds them equal): the metric folder stands alone, so neither imports the other.
+GAINS = {"L1": 2, "L2": 1, "N1": 0, "N2": 0, "N3": 0}
 
 _STRING = datasets.Value("string")
 FEATURES = {
@@ -108,7 +115,7 @@ class MiprConfig(datasets.BuilderConfig):
     check_images: bool = True
 
 
-class Mipr(VouchedCache, datasets.ArrowBasedBuilder):
+class Mipr(SourceKeyedBuilder, datasets.ArrowBasedBuilder):
     """Builder for the MIPR queries, product corpus and graded judgments."""
 
     BUILDER_CONFIG_CLASS = MiprConfig
@@ -119,29 +126,15 @@ class Mipr(VouchedCache, datasets.ArrowBasedBuilder):
     ]
     DEFAULT_CONFIG_NAME = "qrels"
 
-    def __init__(self, *args, hash: Optional[str] = None, **kwargs):
-        # datasets keys its cache on ``hash`` (3.6: the script's code; 4+: None unless given) and would return old
-        # rows after the data changed: fold a fingerprint of the sources into it, however the builder is called.
-        if not kwargs.get("data_dir") and SAMPLE_DIR.is_dir():  # a datasets 3.6 script's copy has no sample beside it
-            logger.warning("No data_dir given: loading the bundled MIPR sample %s, not the benchmark.", SAMPLE_DIR)
-            kwargs["data_dir"] = str(SAMPLE_DIR)
-        data_dir = kwargs.get("data_dir")
-        config_name = kwargs.get("config_name")
-        fingerprint = cache_hash(_data_dir(data_dir) if data_dir else None, config_name)
-        super().__init__(*args, hash=_combined_hash(hash, fingerprint), **kwargs)
+    BENCHMARK = "MIPR"
 
-    @classmethod
-    def get_all_exported_dataset_infos(cls):
-        """The configs' infos from dataset_infos.json beside the script, not from a README card."""
-        # datasets 3.6 reads the README.md beside the script as a dataset card first; the repository README has no
-        # YAML block, so every load warned "Repo card metadata block was not found". Read dataset_infos.json alone.
-        path = os.path.join(cls.get_imported_module_dir(), "dataset_infos.json")
-        if not os.path.isfile(path):
-            return datasets.info.DatasetInfosDict()
-        infos = load_json_file(path)
-        return datasets.info.DatasetInfosDict(
-            {name: datasets.DatasetInfo.from_dict(info) for name, info in infos.items()}
-        )
+    def sample_dir(self) -> Path:
+        """The bundled sample (``SAMPLE_DIR``)."""
+        return SAMPLE_DIR
+
+    def source_hash(self, data_dir=None, config_name=None, **kwargs) -> str:
+        """The cache key's fingerprint of the sources config ``config_name`` reads (``cache_hash``)."""
+        return cache_hash(_data_dir(data_dir) if data_dir else None, config_name)
 
     def _info(self):
         return datasets.DatasetInfo(
@@ -191,21 +184,14 @@ def _download(dl_manager, urls: dict, base: str) -> dict:
     """The download manager's copies of ``urls``; on the Hub, offline or unreachable is said in words."""
     if not base.startswith("hf://"):
         return dl_manager.download(urls)
-    if _hub_offline():
-        raise MiprDataError(_hub_help(base, "the Hub is offline here (HF_HUB_OFFLINE or HF_DATASETS_OFFLINE is set)"))
+    if hub_offline():
+        raise MiprDataError(hub_help(base, hub_problem(), LOCAL_LAYOUT))
     try:
         return dl_manager.download(urls)
     except FileNotFoundError:
         raise
     except Exception as err:  # noqa: BLE001 - any failure to reach the Hub gets the same advice
-        raise MiprDataError(_hub_help(base, f"the Hub cannot be reached ({type(err).__name__}: {err})")) from err
-
-
-def _hub_help(base: str, problem: str) -> str:
-    return (
-        f"data_dir {base} is on the Hub, but {problem}; pass data_dir= (--data-dir) a local folder holding "
-        "mipr_query.jsonl, mipr_corpus.jsonl, mipr_annotation.jsonl and images/."
-    )
+        raise MiprDataError(hub_help(base, hub_problem(err), LOCAL_LAYOUT)) from err
 
 
 def check_images_exist(names: pa.ChunkedArray, image_dir: str, display: str, download_config=None, data_dir=None):
@@ -290,6 +276,7 @@ def cache_hash(data_dir: Optional[str], config_name: Optional[str] = None) -> st
     digest = hashlib.sha256(Path(__file__).read_bytes())
     digest.update(Path(sys.modules[read_table.__module__].__file__).read_bytes())  # the format's rules
     digest.update(Path(sys.modules[load_json_file.__module__].__file__).read_bytes())  # how files are read
+    digest.update(Path(sys.modules[SourceKeyedBuilder.__module__].__file__).read_bytes())  # what builders share
     tables = CONFIG_NAMES if config_name == "qrels" else (config_name,)
     for relative in [SOURCE_FILES[name] for name in tables] if data_dir else []:
         digest.update(json.dumps([relative, _table_key(join_path(data_dir, relative))], default=str).encode())
@@ -313,24 +300,13 @@ def _folder_state(path: str):
 
 
 def _remote_info(path: str) -> Optional[list]:
-    if path.startswith("hf://") and _hub_offline():
+    if path.startswith("hf://") and hub_offline():
         return None  # asking would fail; preparation says that the Hub is offline
     try:
         fs, fs_path = fsspec.core.url_to_fs(path)
         return sorted(fs.info(fs_path).items())
     except Exception:  # noqa: BLE001 - a missing file or unreachable host: preparation, not the cache key, reports it
         return None
-
-
-def _hub_offline() -> bool:
-    flags = (os.environ.get(name, "").upper() for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
-    return any(flag in ("1", "ON", "YES", "TRUE") for flag in flags) or bool(
-        getattr(datasets.config, "HF_HUB_OFFLINE", False)
-    )
-
-
-def _combined_hash(given: Optional[str], fingerprint: str) -> str:
-    return hashlib.sha256(f"{given}:{fingerprint}".encode()).hexdigest()[:16] if given else fingerprint
 
 
 def load(

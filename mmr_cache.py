@@ -1,58 +1,114 @@
-"""What both builders' caches share: keys on the tables' bytes, and entries that vouch for themselves.
+"""The one cache mechanism of mmrhub and both builders: where entries live, how they are keyed, how an entry vouches
+for its key and its bytes, and the one way a folder is written aside and swapped in.
 
-datasets reuses a cache entry found under its key, whatever it holds. Each entry written here carries
-``entry.json`` (its key and the size of each Arrow file); an entry without it, under another key, or cut short is
-removed and rebuilt. A full disk under the cache is said in words, naming the cache folder, where datasets would
-say "An error occurred while generating the dataset".
+- **Root**: mmrhub's caches live under ``$HF_HOME/mmrhub/<cache>/`` (``cache_root``; HF_HOME read from the
+  environment with huggingface_hub's default, without importing it). The builders' entries are datasets' own
+  folders in its cache (``HF_DATASETS_CACHE``, by default ``$HF_HOME/datasets``).
+- **Key**: ``key_of`` (xxh3-128 of what made the entry); where the key is content, ``content_hash`` of the bytes.
+- **Entry**: a folder holding its files and ``entry.json``: the key, the size and xxh3-128 of every file, and what
+  the cache keeps about the entry (``meta``). ``read_entry`` checks all of it: the key, the set of files (one extra
+  or missing fails), each size and each hash. An entry that fails (copied from another key, a file swapped in from
+  another entry, edited in place at the same size, cut short) is absent: it is rebuilt, never served.
+- **Writing**: ``new_entry`` builds an entry in a folder beside its place and swaps it in (``write_folder``, the one
+  way a folder is written aside, which ``mmrhub.writing`` re-uses), so no reader sees half of one.
+
+A full disk or an unusable ``HF_HOME`` (read-only, not a folder) is said in one line naming the folder and what to
+do (``unusable``); where datasets would say "An error occurred while generating the dataset", ``VouchedCache`` says
+it too.
 """
 
 import errno
 import json
+import mmap
 import os
 import shutil
 import stat
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Optional
 
 import xxhash
 
-_HASH_CHUNK = 1 << 20
 ENTRY = "entry.json"
+_HASH_CHUNK = 1 << 20
+# Whether read_entry hashes each file's bytes; bench/cache_check.py turns it off to time what the check costs.
+CHECK_BYTES = True
 
 
-class VouchedCache:
-    """A mixin for a ``datasets`` builder: put it before the builder class."""
-
-    def download_and_prepare(self, *args, **kwargs):
-        """datasets' preparation, reusing only an entry that vouches for itself; a full disk is said in words."""
-        if not args and "output_dir" not in kwargs and not vouched(self._output_dir, self.hash):
-            shutil.rmtree(self._output_dir)  # damaged, or another key's: datasets would trust it, so rebuild
-        try:
-            super().download_and_prepare(*args, **kwargs)
-        except Exception as err:
-            full = disk_full(err)
-            if not full:
-                raise
-            raise OSError(
-                full.errno,
-                f"No space left in the datasets cache {self._cache_dir_root} ({full.strerror}) while writing "
-                f"{self.config.name}: free space there, or point HF_DATASETS_CACHE (or cache_dir=) at a folder on a "
-                "disk with room.",
-            ) from err
-
-    def _download_and_prepare(self, *args, **kwargs):
-        super()._download_and_prepare(*args, **kwargs)
-        # Here _output_dir is the incomplete folder, renamed into place with the rows once datasets is done.
-        vouch(self._output_dir, self.hash)
+# --- root ------------------------------------------------------------------------------------------------------
 
 
-def content_hash(path: str) -> str:
-    """xxh3-128 of a file's bytes, read into one reused buffer (a copy per chunk costs more than the hash)."""
-    digest, buffer = xxhash.xxh3_128(), bytearray(_HASH_CHUNK)
-    view = memoryview(buffer)
+def hf_home() -> Path:
+    """``$HF_HOME``, defaulting as huggingface_hub's does (``$XDG_CACHE_HOME/huggingface``, else
+    ``~/.cache/huggingface``)."""
+    default = os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "huggingface")
+    return Path(os.path.expandvars(os.path.expanduser(os.environ.get("HF_HOME", default))))
+
+
+def cache_root(name: str) -> Path:
+    """``$HF_HOME/mmrhub/<name>``: the folder of one of mmrhub's caches."""
+    return hf_home() / "mmrhub" / name
+
+
+def unusable(err: OSError, folder, setting: str = "HF_HOME") -> Optional[str]:
+    """One line saying why the cache folder ``folder`` cannot be used and what to do (point ``setting`` at another
+    folder), for an error that says so (read-only, no permission, not a folder, full disk); None for any other."""
+    why = {
+        errno.EROFS: "is on a read-only file system",
+        errno.EACCES: "is not writable by this user",
+        errno.EPERM: "is not writable by this user",
+        errno.ENOTDIR: "cannot be made: a file stands where one of its folders must be",
+        errno.EEXIST: "cannot be made: a file stands where one of its folders must be",
+        errno.ENOSPC: "has no space left",
+        errno.EDQUOT: "is over its disk quota",
+    }.get(getattr(err, "errno", None))
+    if why is None:
+        return None
+    where = f"{folder} (HF_HOME is {hf_home()})"
+    if err.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"The cache folder {where} {why}: free space there, or set {setting} to a folder on a disk with room."
+    return f"The cache folder {where} {why}: set {setting} to a writable folder (e.g. {setting.split()[0]}=$HOME/hf)."
+
+
+def cache_error(err: OSError, folder, setting: str = "HF_HOME") -> OSError:
+    """``err`` as the one line of ``unusable`` (an OSError with the same errno), or ``err`` itself."""
+    line = unusable(err, folder, setting)
+    if line is None:
+        return err
+    said = OSError(line)
+    said.errno = err.errno
+    return said
+
+
+# --- key -------------------------------------------------------------------------------------------------------
+
+
+def key_of(*material) -> str:
+    """An entry key: xxh3-128 of ``material`` (JSON values) in order."""
+    return xxhash.xxh3_128(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def bytes_hash(data) -> str:
+    """xxh3-128 of bytes in memory."""
+    return xxhash.xxh3_128(data).hexdigest()
+
+
+def content_hash(path) -> str:
+    """xxh3-128 of a regular file's bytes, hashed from a read-only map of the file (no copy of its pages)."""
     with open(path, "rb", buffering=0) as f:
-        while size := f.readinto(buffer):
-            digest.update(view[:size])
-    return digest.hexdigest()
+        if os.fstat(f.fileno()).st_size == 0:
+            return xxhash.xxh3_128().hexdigest()
+        try:
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as view:
+                return xxhash.xxh3_128(view).hexdigest()
+        except (OSError, ValueError):  # a file system that cannot map: read it through one reused buffer
+            digest, buffer = xxhash.xxh3_128(), bytearray(_HASH_CHUNK)
+            chunk = memoryview(buffer)
+            f.seek(0)
+            while size := f.readinto(buffer):
+                digest.update(chunk[:size])
+            return digest.hexdigest()
 
 
 def content_key(path: str):
@@ -76,28 +132,177 @@ def metadata_key(path: str):
     return [state.st_size, state.st_mtime_ns, state.st_ctime_ns, state.st_ino]
 
 
-def vouched(folder: str, key: str) -> bool:
-    """Whether a local cache entry may be reused: absent, or its manifest names ``key`` and the sizes of its files."""
-    if "://" in folder or not os.path.isdir(folder):
-        return True
+# --- entries ---------------------------------------------------------------------------------------------------
+
+
+def sign(folder, key: str, meta=None) -> None:
+    """Write ``folder``'s ``entry.json``: ``key``, each file's size and hash, and ``meta``."""
+    folder = Path(folder)
+    files = {}
+    for name in sorted(os.listdir(folder)):
+        path = folder / name
+        if name != ENTRY and not path.is_dir():
+            files[name] = [os.path.getsize(path), content_hash(path)]
+    text = json.dumps({"key": key, "files": files, "meta": meta}, sort_keys=True)
+    (folder / ENTRY).write_text(text, encoding="utf-8")
+
+
+def read_entry(folder, key: str, check_bytes: Optional[bool] = None, others=()):
+    """``(meta,)`` of the entry in ``folder`` when it vouches for ``key`` and for every byte it holds; None when
+    absent or when it does not (it must then be rebuilt, never served). Files named with a prefix in ``others`` are
+    not the entry's (another program's, which it keys itself) and are let be."""
+    folder = Path(folder)
     try:
-        with open(os.path.join(folder, ENTRY), encoding="utf-8") as f:
-            manifest = json.load(f)
+        manifest = json.loads((folder / ENTRY).read_text(encoding="utf-8"))
         files = manifest["files"]
-        return manifest["key"] == key and all(os.path.getsize(os.path.join(folder, n)) == files[n] for n in files)
+        present = {name for name in os.listdir(folder) if not name.startswith(tuple(others))}
+        if manifest["key"] != key or not isinstance(files, dict) or present != {ENTRY, *files}:
+            return None
+        check = CHECK_BYTES if check_bytes is None else check_bytes
+        for name, (size, digest) in files.items():
+            path = folder / name
+            if not stat.S_ISREG(os.lstat(path).st_mode) or os.path.getsize(path) != size:
+                return None
+            if check and content_hash(path) != digest:
+                return None
+        return (manifest.get("meta"),)
     except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+@contextmanager
+def new_entry(folder, key: str, meta=None):
+    """Yield an empty folder to write an entry's files into; on success it is signed for ``key`` and swapped in
+    at ``folder`` (replacing an entry that failed ``read_entry``), on any error removed."""
+    remove_stale_asides(folder)
+    with write_folder(folder, replace=True) as work:
+        yield work
+        sign(work, key, meta)
+
+
+# --- the one way a folder is written -----------------------------------------------------------------------------
+
+
+def aside_prefix(target: Path, kind: str) -> str:
+    """The name prefix of a folder beside ``target``: ``.<name>.partial-`` (being written) or ``.<name>.old-``
+    (replaced, being removed); the writer's pid follows, then a tag."""
+    return f".{target.name}.{kind}-"
+
+
+def _aside(target: Path, kind: str) -> Path:
+    return target.parent / f"{aside_prefix(target, kind)}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+@contextmanager
+def write_folder(target, replace: bool = False, before_replace=None):
+    """Yield an empty folder beside ``target``; on success it becomes ``target`` in one rename, on any error it is
+    removed, so no reader ever sees half of it.
+
+    Without ``replace`` an existing ``target`` is never touched (the rename fails: never merged or replaced). With
+    it, an existing one is renamed aside only once the new folder is complete (``before_replace()`` may refuse
+    first), put back if the swap fails, and then removed.
+    """
+    target = Path(os.path.abspath(target))  # "." and "a/.." named as the folders they are
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = _aside(target, "partial")
+    work.mkdir()
+    try:
+        yield work
+        if replace and (target.exists() or target.is_symlink()):
+            if before_replace is not None:
+                before_replace()
+            old = _aside(target, "old")
+            os.rename(target, old)
+            try:
+                os.rename(work, target)
+            except BaseException:
+                os.rename(old, target)
+                raise
+            shutil.rmtree(old)
+        else:
+            os.rename(work, target)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+
+
+def remove_stale_asides(target, ours=lambda folder: True) -> list:
+    """Remove what killed writes of ``target`` left beside it (``.<name>.partial-<pid>-*``, ``.<name>.old-<pid>-*``)
+    of processes now gone, when ``ours(folder)``; nothing else is touched."""
+    target, removed = Path(target), []
+    for kind in ("partial", "old"):
+        prefix = aside_prefix(target, kind)
+        for entry in target.parent.glob(prefix + "*"):
+            pid = entry.name[len(prefix) :].split("-")[0]
+            if pid.isdigit() and not process_alive(int(pid)) and entry.is_dir() and not entry.is_symlink():
+                if ours(entry):
+                    shutil.rmtree(entry, ignore_errors=True)
+                    removed.append(entry)
+    return removed
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process of this id runs (one of another user's counts as running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
         return False
+    except PermissionError:
+        return True
+    return True
 
 
-def vouch(folder: str, key: str) -> None:
-    """Write the manifest of a local cache entry: its key and the size of each Arrow file."""
-    if "://" in folder:
-        return
-    files = {
-        name: os.path.getsize(os.path.join(folder, name)) for name in os.listdir(folder) if name.endswith(".arrow")
-    }
-    with open(os.path.join(folder, ENTRY), "w", encoding="utf-8") as f:
-        json.dump({"key": key, "files": files}, f)
+# --- the builders' entries -------------------------------------------------------------------------------------
+
+
+# What datasets itself writes into an entry after it is made: ``Dataset.map``'s results (``cache-<fingerprint>.arrow``,
+# keyed by datasets) and their temporaries. Not the entry's: let be, neither vouched for nor a reason to rebuild.
+DATASETS_OWN = ("cache-", "tmp")
+
+
+class VouchedCache:
+    """A mixin for a ``datasets`` builder (put it before the builder class): datasets reuses an entry found under
+    its key, whatever it holds; this one reuses only an entry that vouches for its key and bytes.
+
+    datasets writes the entry aside itself (``<entry>.incomplete``, renamed once done); ``entry.json`` is signed in
+    it once the Arrow files and ``dataset_info.json`` are written.
+    """
+
+    def download_and_prepare(self, *args, **kwargs):
+        """datasets' preparation, reusing only an entry that vouches for itself; a full disk is said in words."""
+        if not args and "output_dir" not in kwargs:
+            drop_unvouched(self._output_dir, self.hash)  # again: it may have changed since the builder was made
+        try:
+            super().download_and_prepare(*args, **kwargs)
+        except Exception as err:
+            full = disk_full(err)
+            if not full:
+                raise
+            raise OSError(
+                full.errno,
+                f"No space left in the datasets cache {self._cache_dir_root} ({full.strerror}) while writing "
+                f"{self.config.name}: free space there, or point HF_DATASETS_CACHE (or cache_dir=) at a folder on a "
+                "disk with room.",
+            ) from err
+
+    def _build_cache_dir(self):
+        # datasets reads the entry's dataset_info.json as soon as it knows the folder: check the entry first.
+        folder = super()._build_cache_dir()
+        drop_unvouched(folder, self.hash)
+        return folder
+
+    def _save_info(self):
+        super()._save_info()
+        # Inside download_and_prepare _output_dir is the incomplete folder: the entry is complete once its info is.
+        if "://" not in self._output_dir and self._output_dir.endswith(".incomplete"):
+            sign(self._output_dir, self.hash)
+
+
+def drop_unvouched(folder: str, key: str) -> None:
+    """Remove the builder entry ``folder`` unless it vouches for ``key`` and its bytes: damaged, or another key's,
+    datasets would trust it, so it is rebuilt."""
+    if "://" not in folder and os.path.isdir(folder) and read_entry(folder, key, others=DATASETS_OWN) is None:
+        shutil.rmtree(folder)
 
 
 def disk_full(err: BaseException) -> Optional[OSError]:

@@ -1,15 +1,21 @@
-"""One way out: every file the program writes as a whole (runs, ``--json``, reports, dataset_infos.json, cache
-entries of embeddings, rerank scores and thumbnails) goes
+"""One way out: every file the program writes as a whole (runs, ``--json``, reports, dataset_infos.json) goes
 through here. It is written to a temporary file beside the target, synced and renamed over it, so a reader, a
 kill or a full disk never leaves half a file, and the previous file stays until the new one is complete. A target
 that is one of the command's inputs is refused before any work, and every error names the path.
+
+Folders (exports, cache entries) are written aside and swapped in by ``write_folder``: one implementation, in the
+top-level ``mmr_cache`` so that the builders' cache can use it too, re-used here.
 """
 
 import errno
-import io
 import os
 import uuid
 from pathlib import Path
+
+from mmr_cache import aside_prefix  # noqa: F401 - the folder part of the one way out, re-used
+from mmr_cache import process_alive
+from mmr_cache import remove_stale_asides  # noqa: F401
+from mmr_cache import write_folder  # noqa: F401
 
 _TEMP = ".{name}.{pid}.{tag}.tmp"
 
@@ -58,15 +64,6 @@ def write_bytes(path, data: bytes, sync: bool = True) -> Path:
     return path
 
 
-def npy_bytes(array) -> bytes:
-    """A float32 array as the bytes of a ``.npy`` file, for ``write_bytes``."""
-    import numpy as np  # here: most writers write text
-
-    buffer = io.BytesIO()
-    np.save(buffer, np.asarray(array, dtype=np.float32))
-    return buffer.getvalue()
-
-
 def remove_stale_temporaries(path: Path) -> list:
     """Remove the temporaries that killed writes of ``path`` left (``.<name>.<pid>.<tag>.tmp`` of processes now
     gone); nothing else is touched."""
@@ -84,14 +81,3 @@ def remove_stale_temporaries(path: Path) -> list:
             entry.unlink(missing_ok=True)
             removed.append(entry)
     return removed
-
-
-def process_alive(pid: int) -> bool:
-    """Whether a process of this id runs (one of another user's counts as running)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -5,6 +5,7 @@ import pyarrow.compute as pc
 
 from . import shared
 
+# Every grade's gain; an unjudged product gains 0. The builder's mipr.GAINS is the same (a test holds them equal).
 GAINS = {"L1": 2, "L2": 1, "N1": 0, "N2": 0, "N3": 0}
 DEFAULT_K = (10,)
 # Each measure's definition, as Markdown table cells: the metric card, the repository README and the exported

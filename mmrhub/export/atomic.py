@@ -7,12 +7,12 @@ never deletes a file the export did not write (a ``.git`` folder, notes added la
 
 import json
 import os
-import shutil
-import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
-from mmrhub.writing import process_alive
+from mmrhub.writing import aside_prefix
+from mmrhub.writing import remove_stale_asides
+from mmrhub.writing import write_folder
 
 MARKER = ".mmrhub-export"
 _MARKER_NOTE = (
@@ -83,30 +83,23 @@ def check_replaceable(target: Path, protected=()):
 
 
 def _partial_prefix(target: Path) -> str:
-    return f".{target.name}.partial-"
+    return aside_prefix(target, "partial")
 
 
 def _old_prefix(target: Path) -> str:
-    return f".{target.name}.old-"
+    return aside_prefix(target, "old")
 
 
 def remove_stale_partials(target: Path) -> list:
     """Remove what killed exports of ``target`` left: ``.<name>.partial-<pid>-*`` (a half-written export) and
     ``.<name>.old-<pid>-*`` (the replaced one, killed before its removal) of processes now gone, marked by us."""
-    removed = []
-    for prefix in (_partial_prefix(target), _old_prefix(target)):
-        for entry in target.parent.glob(prefix + "*"):
-            pid = entry.name[len(prefix) :].split("-")[0]
-            if pid.isdigit() and not process_alive(int(pid)) and _marked(entry):
-                shutil.rmtree(entry, ignore_errors=True)
-                removed.append(entry)
-    return removed
+    return remove_stale_asides(target, ours=_marked)
 
 
 @contextmanager
 def atomic_dir(target, overwrite: bool = False, protected=()):
     """Yield a folder beside ``target`` holding only ``MARKER``; on success it becomes ``target``, on any error it
-    is removed.
+    is removed (``write_folder``, the one way a folder is written).
 
     An existing ``target`` is refused unless ``overwrite`` and ``check_replaceable`` allows it; then it is swapped
     out only once the new one is complete.
@@ -118,24 +111,8 @@ def atomic_dir(target, overwrite: bool = False, protected=()):
         check_replaceable(target, protected)
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_partials(target)
-    work = target.parent / f"{_partial_prefix(target)}{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    work.mkdir()
-    (work / MARKER).write_text(json.dumps({"note": _MARKER_NOTE, "files": []}) + "\n", encoding="utf-8")
-    try:
+    # check_replaceable again before the swap: the target may have changed while the export ran.
+    with write_folder(target, replace=overwrite, before_replace=lambda: check_replaceable(target, protected)) as work:
+        (work / MARKER).write_text(json.dumps({"note": _MARKER_NOTE, "files": []}) + "\n", encoding="utf-8")
         yield work
         _sign(work)
-        if overwrite and target.exists():
-            check_replaceable(target, protected)  # again: it may have changed while the export ran
-            old = target.parent / f"{_old_prefix(target)}{os.getpid()}-{uuid.uuid4().hex[:8]}"
-            os.rename(target, old)
-            try:
-                os.rename(work, target)
-            except BaseException:
-                os.rename(old, target)
-                raise
-            shutil.rmtree(old)
-        else:
-            os.rename(work, target)  # fails if another process made target meanwhile: never merged or replaced
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise

@@ -1,43 +1,45 @@
 """Thumbnails kept between reports under ``$HF_HOME/mmrhub/thumbnails/``, keyed on the image bytes' hash and the
-thumbnail size. Entries are written atomically; a broken entry is made again; an unwritable cache is skipped."""
+thumbnail size. Each is an entry of ``mmr_cache``'s one format (``thumbnail.jpg`` and ``entry.json``, which holds
+its hash), written aside and swapped in; an entry that does not vouch for its bytes is made again; an unwritable
+cache is skipped."""
 
-import os
 from pathlib import Path
 from typing import Optional
 
-from mmrhub.writing import write_bytes
+import mmr_cache
 
-FORMAT = 1  # bump when the thumbnails change (size rule, quality, format)
+FORMAT = 2  # bump when the thumbnails change (size rule, quality, format, entry layout)
+FILE = "thumbnail.jpg"
 
 
 def cache_root() -> Path:
-    """``$HF_HOME/mmrhub/thumbnails``, with HF_HOME defaulting as huggingface_hub's does (without importing it)."""
-    default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "huggingface"
-    return Path(os.environ.get("HF_HOME", default)) / "mmrhub" / "thumbnails"
+    """``$HF_HOME/mmrhub/thumbnails``."""
+    return mmr_cache.cache_root("thumbnails")
 
 
 class ThumbnailCache:
-    """JPEG thumbnails by key, one file each."""
+    """JPEG thumbnails by key, one entry each."""
 
     def __init__(self, folder: Optional[Path] = None):
         self.folder = (folder or cache_root()) / f"v{FORMAT}"
 
-    def _path(self, key: str) -> Path:
-        return self.folder / key[:2] / f"{key}.jpg"
+    def _entry(self, key: str) -> Path:
+        return self.folder / key[:2] / key
 
     def get(self, key: str) -> Optional[bytes]:
-        """The cached JPEG, or None when absent or broken (no JPEG start and end markers: rebuilt by the caller)."""
+        """The cached JPEG, or None when absent or not vouching for its bytes (rebuilt by the caller)."""
+        folder = self._entry(key)
+        if mmr_cache.read_entry(folder, key) is None:
+            return None
         try:
-            data = self._path(key).read_bytes()
+            return (folder / FILE).read_bytes()
         except OSError:
             return None
-        return data if data[:2] == b"\xff\xd8" and data[-2:] == b"\xff\xd9" else None
 
     def put(self, key: str, jpeg: bytes) -> None:
-        """Write an entry whole (``mmrhub.writing``), so no reader sees half of one."""
-        path = self._path(key)
+        """Write an entry whole (aside, then swapped in), so no reader sees half of one."""
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_bytes(path, jpeg, sync=False)  # a damaged entry fails the JPEG check on reading
+            with mmr_cache.new_entry(self._entry(key), key) as work:
+                (work / FILE).write_bytes(jpeg)
         except OSError:
             return  # a read-only or full cache only costs the decoding next time

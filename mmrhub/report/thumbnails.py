@@ -5,7 +5,6 @@ and looked up in the cache (``thumbnail_cache``) before any pixel is decoded.
 """
 
 import base64
-import hashlib
 import io
 import os
 import sys
@@ -17,6 +16,7 @@ import fsspec
 from PIL import Image
 from PIL import UnidentifiedImageError
 
+import mmr_cache
 from mmr_inputs import InputError
 from mmr_inputs import open_regular
 from mmrhub.report.thumbnail_cache import ThumbnailCache
@@ -85,7 +85,7 @@ def thumbnail(reference, cache: ThumbnailCache, size: int = THUMBNAIL_PX):
         return Failure(
             UNREADABLE, str(error) if isinstance(error, InputError) else f"{where(reference)}: {error}"
         ), False
-    key = f"{hashlib.sha256(data).hexdigest()}-{size}px"
+    key = f"{mmr_cache.bytes_hash(data)}-{size}px"
     jpeg = cache.get(key)
     if jpeg is not None:
         return data_uri(jpeg), True

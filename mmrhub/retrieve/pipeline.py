@@ -65,8 +65,8 @@ def corpus_embeddings(corpus: LoadedSide, encoder, context, options: RetrieveOpt
         return torch.from_numpy(cached)
     vectors = embed(corpus, CORPUS, encoder, context, options, phases)
     if cache is not None:
-        cache.save(vectors.cpu().numpy())
-        phases.say(f"[embed corpus] cached in {cache.folder}")
+        if cache.save(vectors.cpu().numpy()):
+            phases.say(f"[embed corpus] cached in {cache.folder}")
     return vectors
 
 

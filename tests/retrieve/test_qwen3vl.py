@@ -44,7 +44,7 @@ def test_fused_image_text_model(tmp_path, mipr_dir, capsys):
         tmp_path / "cache",
     )
     read_valid_run(MIPR.read_truth(mipr_dir["dir"]), path)
-    manifest = json.loads(next((tmp_path / "cache").glob("*/manifest.json")).read_text())
+    manifest = json.loads(next((tmp_path / "cache").glob("*/entry.json")).read_text())["meta"]
     assert manifest["encoder"]["fused"] is True and manifest["num_items"] == mipr_dir["num_corpus"]
     assert top(run, SELF_QUERY)[0]["did"] == mipr_dir["self_item"]
     assert len(top(run, IMAGE_ONLY_QUERY)) == 10

@@ -117,8 +117,8 @@ def test_interrupted_rerank_resumes_from_the_cached_chunks(tmp_path, reranker, m
     monkeypatch.setattr(Reranker, "score", interrupted)
     with pytest.raises(KeyboardInterrupt):
         rerank(tmp_path, *sample_options(reranker, tmp_path), name="first.json")
-    assert len(list((tmp_path / "cache").glob("*/chunks/*.npy"))) == 2
-    assert not list((tmp_path / "cache").glob("*/chunks/*.tmp*"))
+    assert len(list((tmp_path / "cache").glob("*/chunks/*/scores.npy"))) == 2
+    assert not list((tmp_path / "cache").glob("*/chunks/.*"))  # no folder left half-written
     monkeypatch.setattr(Reranker, "score", score)
     resumed, stats = rerank(tmp_path, *sample_options(reranker, tmp_path), name="resumed.json")
     assert stats["phases"]["rerank"]["items"] == TOP_N * len(whole) - 2 * 8 * TOP_N

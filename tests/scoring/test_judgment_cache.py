@@ -25,7 +25,7 @@ def data(tmp_path, monkeypatch):
 
 
 def l1_count(folder: Path) -> int:
-    return sum(int(grade == "L1") for grade in MIPR.read_truth(folder).judgments.gain[:-1] == 2)
+    return int((MIPR.read_truth(folder).judgments.gain[:-1] == 2).sum())
 
 
 def entries() -> list:
@@ -64,6 +64,20 @@ def test_an_entry_copied_over_another_is_rebuilt(data, tmp_path):
     shutil.copytree(first, second)  # the first folder's entry under the second folder's key
     assert MIPR.read_truth(data).judgments.gain.tolist() == expected
     assert json.loads((second / judgment_cache.MANIFEST).read_text())["key"] == second.name
+
+
+def test_an_entry_holding_another_entrys_tables_is_rebuilt(data):
+    # The reported case: another entry's .arrow files under this entry's own entry.json were served (25.12, not 59.89).
+    assert l1_count(data) == 74
+    (first,) = entries()
+    annotation = data / "mipr_annotation.jsonl"
+    annotation.write_text(annotation.read_text(encoding="utf-8").replace('"L1"', '"N1"'), encoding="utf-8")
+    expected = MIPR.read_truth(data).judgments.gain.tolist()
+    second = next(entry for entry in entries() if entry != first)
+    for table in first.glob("*.arrow"):
+        shutil.copy(table, second / table.name)
+    assert MIPR.read_truth(data).judgments.gain.tolist() == expected
+    assert l1_count(data) == 0
 
 
 def test_an_entry_missing_a_table_is_rebuilt(data):

@@ -12,6 +12,7 @@ from _m2kr_helpers import source_rows
 import m2kr
 import m2kr_archive
 import m2kr_format
+import mmr_builder
 import mmr_cache
 import mmr_inputs
 
@@ -50,7 +51,7 @@ def test_m2kr_runs_as_a_script_on_datasets_36(tmp_path):
     # What a user downloads: the script and its siblings, alone in a folder (datasets copies the sibling).
     script = tmp_path / "script"
     script.mkdir()
-    for module in (m2kr, m2kr_archive, m2kr_format, mmr_inputs, mmr_cache):
+    for module in (m2kr, m2kr_archive, m2kr_format, mmr_inputs, mmr_cache, mmr_builder):
         shutil.copy(module.__file__, script)
     result = subprocess.run(
         [PYTHON, "-c", SNIPPET, str(script / "m2kr.py"), os.path.relpath(SAMPLE, tmp_path)],

@@ -28,6 +28,7 @@ from _m2kr_helpers import zip_bytes
 
 import m2kr
 import m2kr_archive
+import mmr_cache
 
 FILE = "train-00000-of-00001.parquet"
 FIRST = "Web_Image/Q5247669.png"  # the member of passage row 0, deflated, at byte 0 of the joined zip
@@ -422,7 +423,8 @@ def test_a_damaged_entry_is_rebuilt(data_dir, tmp_path):
     (arrow,) = (tmp_path / "c").rglob("*.arrow")
     arrow.write_bytes(arrow.read_bytes()[:-100])
     assert _positives(data_dir, tmp_path, "4100") == [["Q5247669"]]
-    assert arrow.stat().st_size == json.loads((arrow.parent / "entry.json").read_text())["files"][arrow.name]
+    size, digest = json.loads((arrow.parent / "entry.json").read_text())["files"][arrow.name]
+    assert arrow.stat().st_size == size and mmr_cache.content_hash(arrow) == digest
 
 
 def test_moving_the_archives_changes_the_cache_key(data_dir):

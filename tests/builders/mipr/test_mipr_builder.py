@@ -78,7 +78,15 @@ def test_features_equal_the_declared_ones(sample):
 def test_grades_are_defined_once_as_data():
     assert list(mipr.GRADES) == ["L1", "L2", "N1", "N2", "N3"]
     assert mipr.GRADES["N1"].startswith("Constraint-violating")
-    assert mipr.GAINS == {"L1": 2, "L2": 1}
+    assert mipr.GAINS == {"L1": 2, "L2": 1, "N1": 0, "N2": 0, "N3": 0}
+
+
+def test_the_builders_gains_are_the_metrics():
+    # The metric folder stands alone (copied anywhere), so the builder cannot import its gains: this holds them equal.
+    from mmrhub.metrics.mipr import mipr_measures
+
+    assert mipr.GAINS == mipr_measures.GAINS
+    assert list(mipr.GAINS) == list(mipr.GRADES)  # one shape: every grade named, in the format's order
 
 
 def test_images_are_stored_as_references_and_decoded_on_access(sample):

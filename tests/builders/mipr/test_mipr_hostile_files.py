@@ -272,6 +272,31 @@ def test_a_damaged_or_foreign_entry_is_rebuilt(data_dir, monkeypatch, damage):
     assert json.loads((entry / "entry.json").read_text())["key"] == entry.name
 
 
+def test_what_datasets_writes_beside_an_entry_is_let_be(data_dir, monkeypatch):
+    # Dataset.map writes its results (cache-<fingerprint>.arrow) into the entry's folder: not damage to rebuild for.
+    qrels = prepare("qrels", data_dir)
+    qrels.map(lambda row: {"n": len(row["items"])})
+    assert [path.name for path in _entry(data_dir).glob("cache-*.arrow")]
+    prepared = []
+    split_generators = mipr.Mipr._split_generators
+    monkeypatch.setattr(
+        mipr.Mipr, "_split_generators", lambda self, dl: prepared.append(self.config.name) or split_generators(self, dl)
+    )
+    assert _grade_count(data_dir, "L1") == 74
+    assert prepared == [] and list(_entry(data_dir).glob("cache-*.arrow"))
+
+
+def test_an_arrow_file_edited_in_place_at_the_same_size_is_rebuilt(data_dir):
+    # The reported case: the entry's sizes still matched, so load("qrels") served 0 L1 judgments instead of 74.
+    assert _grade_count(data_dir, "L1") == 74
+    (arrow,) = _entry(data_dir).glob("*.arrow")
+    data = arrow.read_bytes()
+    arrow.write_bytes(data.replace(b"L1", b"N1"))
+    assert arrow.stat().st_size == len(data)
+    assert _grade_count(data_dir, "L1") == 74
+    assert b"L1" in arrow.read_bytes()
+
+
 def test_the_given_hash_is_kept_in_the_key(data_dir, tmp_path):
     one = mipr.Mipr(config_name="qrels", data_dir=str(data_dir), cache_dir=str(tmp_path), hash="one")
     two = mipr.Mipr(config_name="qrels", data_dir=str(data_dir), cache_dir=str(tmp_path), hash="two")
