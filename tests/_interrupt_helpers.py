@@ -13,8 +13,8 @@ _CHILD = "import mmrhub.interrupts; print('ready', flush=True); from mmrhub.cli 
 
 
 def interrupted(argv: list, delay: float, timeout: float = 60) -> tuple:
-    """(exit code, stderr) of ``mmrhub argv`` sent SIGINT ``delay`` seconds after it said "ready"; a child that
-    ended first gives its own code."""
+    """(exit code, stdout, stderr) of ``mmrhub argv`` sent SIGINT ``delay`` seconds after it said "ready"; a child
+    that ended first (or was stopping: Python ignores SIGINT while it shuts down) gives its own."""
     child = subprocess.Popen(
         [sys.executable, "-c", _CHILD, *map(str, argv)],
         stdout=subprocess.PIPE,
@@ -26,5 +26,10 @@ def interrupted(argv: list, delay: float, timeout: float = 60) -> tuple:
     time.sleep(delay)
     if child.poll() is None:
         child.send_signal(signal.SIGINT)
-    _, err = child.communicate(timeout=timeout)
-    return child.returncode, err
+    out, err = child.communicate(timeout=timeout)
+    return child.returncode, out, err
+
+
+def interrupted_or_done(code: int, out: str, err: str) -> bool:
+    """Whether a child sent Ctrl-C either stopped with one line and exit 130 or had finished its work whole."""
+    return (code, err) == (130, "mmrhub: interrupted\n") or (code == 0 and out.startswith("| System |"))
