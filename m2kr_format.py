@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 # The one way in for files, beside this file (m2kr.py explains the backslash).
 # fmt: off
 if __package__: \
-from .input_files import InputError, open_input, row_name
+from .mmr_inputs import InputError, open_input, row_name
 else:
     from mmr_inputs import InputError, open_input, row_name
 # fmt: on

@@ -20,7 +20,7 @@ import pyarrow.json as paj
 # The one way in for files, beside this file: see the comment in mipr.py on why a sibling is imported so.
 # fmt: off
 if __package__: \
-from .input_files import InputError, check_utf8, load_json, open_input, require_utf8
+from .mmr_inputs import InputError, check_utf8, load_json, open_input, require_utf8
 else:
     from mmr_inputs import InputError, check_utf8, load_json, open_input, require_utf8
 # fmt: on

@@ -27,6 +27,8 @@ def check_target(path, flag: str, inputs=(), example: str = "out.json") -> Path:
     path = Path(path)
     if standard_stream(path) is not None:
         return path
+    if _link_loop(path):
+        raise ValueError(f"{flag} {path}: a loop of symbolic links (each leads to the next, never to a file).")
     if path.is_dir():
         raise IsADirectoryError(f"{flag} {path}: is a folder; give a file name, e.g. {path / example}.")
     if path.exists() and not path.is_file():
@@ -52,12 +54,20 @@ def kind_of(path: Path) -> str:
     return next((word for test, word in kinds if test(mode)), "not a regular file")
 
 
+def _link_loop(path: Path) -> bool:
+    try:
+        os.stat(path)
+    except OSError as err:
+        return err.errno == errno.ELOOP
+    return False
+
+
 def _inside(path: Path, source: Path) -> bool:
     """Whether writing ``path`` would replace ``source`` (the same file, hard links included) or a file under it."""
     if not source.exists():
         return False
     if source.is_dir():
-        return path.resolve().is_relative_to(source.resolve())
+        return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(source))
     return path.exists() and os.path.samefile(path, source)
 
 
@@ -76,6 +86,8 @@ def write_bytes(path, data: bytes, sync: bool = True) -> Path:
     if stream is not None:
         _write_stream(stream, data)
         return path
+    if _link_loop(path):
+        raise ValueError(f"cannot write {path}: a loop of symbolic links (each leads to the next, never to a file).")
     if path.is_symlink():
         path = Path(os.path.realpath(path))
     if path.exists() and not path.is_file():

@@ -4,6 +4,7 @@
 import argparse
 from dataclasses import replace
 
+from mmr_inputs import refuse_link_loop
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.metrics.mipr.shared import MAX_CUTOFF
 from mmrhub.metrics.mipr.shared import one_of
@@ -84,7 +85,11 @@ def scoring_request(args, runs=(), **fields) -> ScoringRequest:
         ignore_unknown_queries=args.ignore_unknown_queries,
         trec_order=args.trec_order,
     )
-    return replace(request, **fields)
+    request = replace(request, **fields)
+    for path in (*request.runs, request.oracle, request.rerank):
+        if path:
+            refuse_link_loop(path)  # before any path is resolved
+    return request
 
 
 def add_build_arguments(parser, images_dir: bool = True) -> None:

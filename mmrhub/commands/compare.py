@@ -1,7 +1,7 @@
 """``mmrhub compare {mipr,m2kr} RUN [RUN ...]``: per-measure differences of every pair of runs (or of each run and a
 baseline) with paired randomisation-test p-values, corrected across the pairs."""
 
-from pathlib import Path
+import os
 
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.commands.arguments import add_scoring_arguments
@@ -67,7 +67,7 @@ def run_order(runs: list, baseline) -> list:
     """The runs as compared: the baseline first (listed once), or the RUNs as given."""
     if baseline is None:
         return list(runs)
-    return [baseline] + [run for run in runs if Path(run).resolve() != Path(baseline).resolve()]
+    return [baseline] + [run for run in runs if os.path.realpath(run) != os.path.realpath(baseline)]
 
 
 def check(args, runs: list) -> None:
