@@ -131,6 +131,7 @@ def remote_changes(upload: Upload, remote: list) -> tuple:
 
 def remote_files(upload: Upload, token: Optional[str] = None):
     """The repo's files now ([] for a repo that does not exist yet), or the reason they cannot be listed."""
+    from huggingface_hub.errors import HfHubHTTPError
     from huggingface_hub.errors import RepositoryNotFoundError
 
     api = HfApi(token=token or get_token())
@@ -138,7 +139,7 @@ def remote_files(upload: Upload, token: Optional[str] = None):
         return api.list_repo_files(upload.repo_id, repo_type=upload.repo_type)
     except RepositoryNotFoundError:
         return []
-    except (OSError, *connection_errors()) as err:  # offline mode, no connection
+    except (OSError, HfHubHTTPError, *connection_errors()) as err:  # offline mode, no connection, refused
         return f"cannot list {upload.repo_id} now ({type(err).__name__})"
 
 
