@@ -184,11 +184,6 @@ class M2kr(SourceKeyedBuilder, datasets.ArrowBasedBuilder):
         paths = dl_manager.download(urls)
         opener = partial(xopen, mode="rb", download_config=dl_manager.download_config)
         table = read_config(name, {config: (paths[config], urls[config]) for config in names}, opener)
-        if not table.num_rows:  # datasets would only say 'Instruction "train" corresponds to no data!'
-            raise M2krDataError(
-                f"{', '.join(urls[name])}: no rows. An M2KR {name} table has at least one; the file was written "
-                "empty or cut short."
-            )
         if name in ARCHIVES and not self.config.check_images:
             logger.warning(
                 "%s: check_images=False (--no-check-images), so no archive is read and the image column is empty.", name

@@ -11,6 +11,7 @@ script, has it copied beside itself).
 
 import bisect
 import io
+import os
 import re
 import stat
 import struct
@@ -142,6 +143,15 @@ def open_zip(virtual: PartsFile, parts) -> zipfile.ZipFile:
     try:
         archive = zipfile.ZipFile(virtual)
     except zipfile.BadZipFile as err:
+        extra = _extra_parts(parts)
+        if extra:
+            raise M2krDataError(
+                f"{label}: {len(extra)} more part(s) continue it beside {parts[-1]}: "
+                f"{', '.join(name.rsplit('/', 1)[-1] for name in extra)}. The archive was split into "
+                f"{len(parts) + len(extra)} parts and is read as {len(parts)}: join them all and split the result into "
+                f"{len(parts)} (e.g. cat the parts > one.zip; split -n {len(parts)} -a 3 --numeric-suffixes=1 one.zip "
+                f"{parts[-1].rsplit('/', 1)[-1][:-3]})."
+            ) from None
         order = _order_problem(virtual, parts)
         if order:
             raise M2krDataError(order) from None
@@ -165,6 +175,19 @@ def open_zip(virtual: PartsFile, parts) -> zipfile.ZipFile:
     for info in archive.infolist():
         check_member(info, label)
     return archive
+
+
+def _extra_parts(parts) -> list:
+    """Local files beside the last part that continue its numbering (``.004``, ``.005``, ...)."""
+    number = re.search(r"\.(\d+)$", parts[-1])
+    if not number or "://" in parts[-1]:
+        return []
+    stem, width, found = parts[-1][: number.start(1)], len(number.group(1)), []
+    following = int(number.group(1)) + 1
+    while os.path.isfile(f"{stem}{following:0{width}d}"):
+        found.append(f"{stem}{following:0{width}d}")
+        following += 1
+    return found
 
 
 def _end_records(tail: bytes) -> list:

@@ -90,6 +90,11 @@ def read_table(paths, urls, config: str, opener=None, columns=None) -> pa.Table:
                 row = pc.index(pc.is_null(pieces[-1][field.name]), True).as_py()
                 raise M2krDataError(f"{display} {row_name(row)}: {field.name} is null.")
     table = pa.concat_tables(pieces)
+    if not table.num_rows:  # the builder and scoring refuse alike (datasets would only say "corresponds to no data")
+        raise M2krDataError(
+            f"{', '.join(urls)}: no rows. An M2KR {config} table has at least one; the file was written empty or cut "
+            "short."
+        )
     if ID_FIELDS[config] in schema.names:
         _check_unique(table[ID_FIELDS[config]], displays, [len(piece) for piece in pieces])
     if "question" in schema.names:

@@ -124,7 +124,14 @@ def read_table(path: str, name: str, opener=None, display: Optional[str] = None,
     except InputError as err:
         raise MiprDataError(str(err)) from None
     except pa.ArrowInvalid as err:
-        _raise_first_bad_line(path, schema, display, opener, cause=str(err))
+        if _record_lines(path, opener) == 0:  # pyarrow's words for it: "Empty JSON file"
+            table = None
+        else:
+            _raise_first_bad_line(path, schema, display, opener, cause=str(err))
+    if table is None or not table.num_rows:  # the builder and scoring refuse alike: every table has a record
+        raise MiprDataError(
+            f"{display}: no records. A MIPR {name} file has at least one; the file was written empty or cut short."
+        )
     table = table.select(schema.names).cast(schema)
     if any(table[field].null_count for field in schema.names) or (name == "qrels" and _has_null_judgment(table)):
         _raise_first_bad_line(path, schema, display, opener, cause="null field")

@@ -1,12 +1,14 @@
-"""The one way in for input files (runs, tables, archives, images): regular files only, gzip, byte-order marks and
-UTF-16 told from the first bytes, bounded reads, and errors that name the file, the line (1-based) and the byte offset
-(and a table's row, 1-based too: ``row_name``).
+"""The one way in for input files (runs, tables, archives, images): regular files only, gzip, bz2 and xz (what the
+standard library decompresses; a zip archive or zstd is named), byte-order marks and UTF-16 told from the first
+bytes, bounded reads, and errors that name the file, the line (1-based) and the byte offset (and a table's row,
+1-based too: ``row_name``).
 
 Only the standard library is imported: the builders and their format modules import this file as a sibling, also as
 ``datasets`` < 4 loading scripts. Messages that quote data quote it with ``repr``, so no control character gets out.
 """
 
 import codecs
+import errno
 import json
 import os
 import re
@@ -17,6 +19,14 @@ import zlib
 MAX_DECODED = 1 << 34
 HEAD_SIZE = 1 << 16
 GZIP_MAGIC = b"\x1f\x8b"
+# Compressions read as their plain twin (a run's "gzip", "bz2" or "xz" encoding), and packings named instead.
+COMPRESSIONS = {GZIP_MAGIC: "gzip", b"BZh": "bz2", b"\xfd7zXZ\x00": "xz"}
+_PACKED = {
+    b"PK\x03\x04": "a zip archive: unzip it first",
+    b"PK\x05\x06": "an empty zip archive",
+    b"\x28\xb5\x2f\xfd": "zstandard-compressed: decompress it first (zstd -d), or compress it with gzip, bz2 or xz",
+    b"7z\xbc\xaf\x27\x1c": "a 7-Zip archive: extract it first",
+}
 # Longest first: UTF-32's little-endian mark starts with UTF-16's.
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32"),
@@ -35,6 +45,7 @@ _KINDS = {
     stat.S_IFSOCK: "a socket",
 }
 _LINE_END = re.compile(rb"\r\n|\r|\n")
+_LOOP = "{path}: a loop of symbolic links (each leads to the next, never to a file); point it at the file to read."
 
 
 class InputError(ValueError):
@@ -44,7 +55,12 @@ class InputError(ValueError):
 def open_regular(path):
     """A binary handle on ``path``, refused unless it is a regular file (a FIFO, device or folder is named)."""
     # Non-blocking, so that opening a FIFO does not wait for a writer before it can be refused.
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise InputError(_LOOP.format(path=path)) from None
+        raise
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -56,6 +72,16 @@ def open_regular(path):
         raise
 
 
+def refuse_link_loop(path) -> None:
+    """Refuse ``path`` in one line if it is a loop of symbolic links (Python 3.11's ``Path.resolve`` would raise a
+    ``RuntimeError``); whatever else is wrong with it is left to the reader."""
+    try:
+        os.stat(path)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise InputError(_LOOP.format(path=path)) from None
+
+
 def open_input(path: str, opener=None):
     """``path`` opened for reading: a local path through :func:`open_regular`, a URL through ``opener``."""
     if "://" in path:
@@ -64,13 +90,18 @@ def open_input(path: str, opener=None):
 
 
 def encoding_of(name: str, head: bytes) -> str:
-    """'gzip', or the text encoding that the first bytes show ('utf-8' when no byte-order mark says otherwise).
+    """'gzip', 'bz2' or 'xz', or the text encoding that the first bytes show ('utf-8' when no byte-order mark says
+    otherwise).
 
-    A NUL byte without a byte-order mark is refused: UTF-16 or UTF-32 without one (or binary data) cannot be
-    told from UTF-8 with certainty.
+    A zip archive (or zstd, 7-Zip) is refused by name. A NUL byte without a byte-order mark is refused: UTF-16 or
+    UTF-32 without one (or binary data) cannot be told from UTF-8 with certainty.
     """
-    if head.startswith(GZIP_MAGIC):
-        return "gzip"
+    for magic, compression in COMPRESSIONS.items():
+        if head.startswith(magic):
+            return compression
+    for magic, packing in _PACKED.items():
+        if head.startswith(magic):
+            raise InputError(f"{name}: {packing}.")
     for bom, encoding in _BOMS:
         if head.startswith(bom):
             return encoding
@@ -88,11 +119,11 @@ def read_utf8(name: str, handle, limit: int = MAX_DECODED) -> bytes:
     mark names, checked; at most ``limit`` bytes, decoded."""
     data = _bounded(name, handle, limit)
     encoding = encoding_of(name, data[:HEAD_SIZE])
-    if encoding == "gzip":
-        data = gunzip(name, data, limit)
+    if encoding in COMPRESSIONS.values():
+        data, outer = decompress(name, data, encoding, limit), encoding
         encoding = encoding_of(name, data[:HEAD_SIZE])
-        if encoding == "gzip":
-            raise InputError(f"{name}: gzip inside gzip; expected one layer of compression.")
+        if encoding in COMPRESSIONS.values():
+            raise InputError(f"{name}: {encoding} inside {outer}; expected one layer of compression.")
     if encoding == "utf-8-sig":
         return data[len(codecs.BOM_UTF8) :]
     if encoding != "utf-8":
@@ -109,21 +140,36 @@ def _bounded(name: str, handle, limit: int) -> bytes:
 
 
 def gunzip(name: str, data: bytes, limit: int = MAX_DECODED) -> bytes:
-    """``data`` decompressed (every gzip member), refused past ``limit`` bytes."""
+    """``data`` gunzipped (every gzip member), refused past ``limit`` bytes."""
+    return decompress(name, data, "gzip", limit)
+
+
+def decompress(name: str, data: bytes, compression: str, limit: int = MAX_DECODED) -> bytes:
+    """``data`` decompressed (every member or stream, as the command-line tools do), refused past ``limit`` bytes."""
+    import bz2  # here: most inputs are plain
+    import lzma
+
+    start = {
+        "gzip": lambda: zlib.decompressobj(16 + zlib.MAX_WBITS),
+        "bz2": bz2.BZ2Decompressor,
+        "xz": lzma.LZMADecompressor,
+    }[compression]
     out, rest = [], data
     size = 0
     try:
         while rest:
-            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            inflater = start()
             out.append(inflater.decompress(rest, limit - size + 1))
             size += len(out[-1])
-            if size > limit or inflater.unconsumed_tail:
+            if size > limit or getattr(inflater, "unconsumed_tail", b""):  # it was asked for one byte past the limit
                 raise InputError(f"{name}: decompresses to more than {limit:,} bytes; expected at most that.")
             if not inflater.eof:
-                raise InputError(f"{name}: the gzip stream is truncated; expected a complete gzip file.")
+                raise InputError(
+                    f"{name}: the {compression} stream is truncated; expected a complete {compression} file."
+                )
             rest = inflater.unused_data
-    except zlib.error as err:
-        raise InputError(f"{name}: not a valid gzip file ({err}).") from None
+    except (zlib.error, OSError, EOFError, lzma.LZMAError) as err:
+        raise InputError(f"{name}: not a valid {compression} file ({err}).") from None
     return b"".join(out)
 
 
@@ -197,7 +243,7 @@ def first_line(data: bytes) -> bytes:
 
 
 def load_json_file(path: str, limit: int = MAX_DECODED):
-    """The JSON document in the file at ``path`` (UTF-8, UTF-16 with a byte-order mark, or gzipped)."""
+    """The JSON document in the file at ``path`` (UTF-8, UTF-16 with a byte-order mark, or compressed)."""
     with open_regular(path) as handle:
         return load_json(path, read_utf8(path, handle, limit))
 

@@ -7,6 +7,7 @@ import sys
 import traceback
 
 from mmrhub import __version__
+from mmrhub import interrupts  # noqa: F401  (first of mmrhub: Ctrl-C during the imports below)
 from mmrhub.commands import baseline
 from mmrhub.commands import compare
 from mmrhub.commands import evaluate

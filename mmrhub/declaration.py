@@ -97,7 +97,7 @@ class Benchmark:
     measures: ModuleType  # the metric folder's measure code: evaluate_run, DEFAULT_K
     oracle: Callable  # (judgments, baseline rankings, **options) -> the Candidate-pool Oracle's rankings
     read_truth: Callable  # (data_dir) -> mmrhub.scoring.judgments.Truth, without datasets
-    judgment_files: Callable  # (data folder) -> the files read_truth reads, to keep outputs off them
+    judgment_files: Callable  # (data folder) -> the tables read_truth reads and the images: outputs stay off them
     options: tuple  # Option: the rules a user may choose
     breakdown: Breakdown
     card: dict  # the export card's prose

@@ -1,7 +1,10 @@
 """One way out: every file the program writes as a whole (runs, ``--json``, reports, dataset_infos.json) goes
 through here. It is written to a temporary file beside the target, synced and renamed over it, so a reader, a
-kill or a full disk never leaves half a file, and the previous file stays until the new one is complete. A target
-that is one of the command's inputs is refused before any work, and every error names the path.
+kill or a full disk never leaves half a file, and the previous file stays until the new one is complete. Only a
+file may be replaced: a target that exists must be a regular file after following links (a FIFO, device or folder
+is refused by name), a link is written through, and the replaced file keeps its mode; the command's own standard
+output (``--json /dev/stdout``) is written to as a stream. A target that is one of the command's inputs (a file,
+or any file under an input folder) is refused before any work, and every error names the path.
 
 Folders (exports, cache entries) are written aside and swapped in by ``write_folder``: one implementation, in the
 top-level ``mmr_cache`` so that the builders' cache can use it too, re-used here.
@@ -9,8 +12,11 @@ top-level ``mmr_cache`` so that the builders' cache can use it too, re-used here
 
 import errno
 import os
+import stat
+import sys
 import uuid
 from pathlib import Path
+from typing import Optional
 
 from mmr_cache import aside_prefix  # noqa: F401 - the folder part of the one way out, re-used
 from mmr_cache import process_alive
@@ -21,18 +27,54 @@ _TEMP = ".{name}.{pid}.{tag}.tmp"
 
 
 def check_target(path, flag: str, inputs=(), example: str = "out.json") -> Path:
-    """The target ``path`` of option ``flag``, checked before any work: not a folder, in an existing folder, and
-    not the same file as any of ``inputs`` (the command's runs and data files)."""
+    """The target ``path`` of option ``flag``, checked before any work: in an existing folder, a regular file if
+    it exists (after following links: a FIFO, device or folder is refused by name), and not one of ``inputs`` (the
+    command's runs and data: a file, or a folder whose every file counts, e.g. an image folder)."""
     path = Path(path)
+    if standard_stream(path) is not None:
+        return path
+    if _link_loop(path):
+        raise ValueError(f"{flag} {path}: a loop of symbolic links (each leads to the next, never to a file).")
     if path.is_dir():
         raise IsADirectoryError(f"{flag} {path}: is a folder; give a file name, e.g. {path / example}.")
+    if path.exists() and not path.is_file():
+        raise ValueError(f"{flag} {path}: is {kind_of(path)}, not a file this command may replace; write to a file.")
     if not path.parent.is_dir():
         raise FileNotFoundError(f"{flag} {path}: folder {path.parent} does not exist; create it first.")
-    if path.exists():
-        for source in inputs:
-            if Path(source).exists() and os.path.samefile(path, source):
-                raise ValueError(f"{flag} {path}: is {source}, one of this command's inputs; write elsewhere.")
+    for source in inputs:
+        if _inside(path, Path(source)):
+            raise ValueError(f"{flag} {path}: is {source}, one of this command's inputs; write elsewhere.")
     return path
+
+
+def kind_of(path: Path) -> str:
+    """What a path that is not a regular file is, in plain words."""
+    mode = path.stat().st_mode
+    kinds = (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((word for test, word in kinds if test(mode)), "not a regular file")
+
+
+def _link_loop(path: Path) -> bool:
+    try:
+        os.stat(path)
+    except OSError as err:
+        return err.errno == errno.ELOOP
+    return False
+
+
+def _inside(path: Path, source: Path) -> bool:
+    """Whether writing ``path`` would replace ``source`` (the same file, hard links included) or a file under it."""
+    if not source.exists():
+        return False
+    if source.is_dir():
+        return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(source))
+    return path.exists() and os.path.samefile(path, source)
 
 
 def write_text(path, text: str) -> Path:
@@ -42,16 +84,31 @@ def write_text(path, text: str) -> Path:
 
 def write_bytes(path, data: bytes, sync: bool = True) -> Path:
     """Write ``data`` to ``path`` atomically: a temporary file beside it, fsync, rename. ``sync=False`` skips the
-    fsync, for cache entries that are checked when read and rebuilt if a crash left them short."""
+    fsync, for cache entries that are checked when read and rebuilt if a crash left them short. A link is written
+    through (the link stays, the file it leads to is replaced); a replaced file keeps its mode; the command's own
+    standard output or error (``/dev/stdout``) gets the bytes written to the stream."""
     path = Path(path)
+    stream = standard_stream(path)
+    if stream is not None:
+        _write_stream(stream, data)
+        return path
+    if _link_loop(path):
+        raise ValueError(f"cannot write {path}: a loop of symbolic links (each leads to the next, never to a file).")
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
+    if path.exists() and not path.is_file():
+        raise ValueError(f"cannot write {path}: it is {kind_of(path)}, not a file that may be replaced.")
     remove_stale_temporaries(path)
     temp = path.with_name(_TEMP.format(name=path.name, pid=os.getpid(), tag=uuid.uuid4().hex[:8]))
     try:
+        mode = stat.S_IMODE(path.stat().st_mode) if path.is_file() else None
         with open(temp, "wb") as handle:
             handle.write(data)
             handle.flush()
             if sync:
                 os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(temp, mode)
         os.replace(temp, path)
     except OSError as err:
         temp.unlink(missing_ok=True)
@@ -62,6 +119,31 @@ def write_bytes(path, data: bytes, sync: bool = True) -> Path:
             ) from None
         raise OSError(err.errno, f"cannot write {path}{kept}: {err.strerror or err}") from None
     return path
+
+
+def standard_stream(path) -> Optional[int]:
+    """1 or 2 when ``path`` is this process's standard output or error (``/dev/stdout``, ``/dev/stderr``, or the
+    file or terminal they are connected to), else None."""
+    try:
+        target = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    for fd in (1, 2):
+        try:
+            if os.path.samestat(target, os.fstat(fd)):
+                return fd
+        except OSError:  # the descriptor is closed
+            continue
+    return None
+
+
+def _write_stream(fd: int, data: bytes) -> None:
+    # what the command printed so far comes first; then the bytes straight to the descriptor, whole
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def remove_stale_temporaries(path: Path) -> list:

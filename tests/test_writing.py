@@ -2,8 +2,12 @@
 names the path."""
 
 import errno
+import json
 import os
 import shutil
+import stat
+import subprocess
+import sys
 
 import pytest
 from _paths import ROOT
@@ -86,3 +90,95 @@ def test_temporaries_of_killed_writes_are_cleared_and_nothing_else(tmp_path):
     writing.write_text(target, "{}")
     assert not dead.exists() and mine.read_text() == "mine" and alive.read_text() == "busy"
     assert target.read_text() == "{}"
+
+
+def test_json_onto_a_fifo_is_refused_naming_it_and_the_fifo_stays(capsys, tmp_path):
+    fifo = tmp_path / "scores.json"
+    os.mkfifo(fifo)
+    assert main(["evaluate", "mipr", str(EMBEDDING), "--json", str(fifo)]) == 1
+    assert capsys.readouterr().err == (
+        f"mmrhub evaluate: error: --json {fifo}: is a named pipe (FIFO), not a file this command may replace; "
+        "write to a file.\n"
+    )
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_a_device_is_refused_naming_it(capsys, tmp_path):
+    # checked without writing, so that the test can never replace the system's /dev/null
+    with pytest.raises(ValueError, match="^--json /dev/null: is a character device, not a file this command may"):
+        writing.check_target("/dev/null", "--json")
+    device = tmp_path / "null"
+    try:
+        os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("making a device needs root")
+    assert main(["evaluate", "mipr", str(EMBEDDING), "--json", str(device)]) == 1
+    assert f"--json {device}: is a character device" in capsys.readouterr().err
+    assert stat.S_ISCHR(os.lstat(device).st_mode)
+
+
+def test_the_writer_itself_never_replaces_a_fifo(tmp_path):
+    fifo = tmp_path / "entry.npy"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="it is a named pipe \\(FIFO\\), not a file that may be replaced"):
+        writing.write_bytes(fifo, b"x")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+@pytest.mark.parametrize("image", ["images/query_images/1.jpg", "images/product_images/new.json"])
+def test_json_onto_the_sample_images_is_refused(image, capsys):
+    target = SAMPLE / image
+    before = target.read_bytes() if target.exists() else None
+    assert main(["evaluate", "mipr", str(EMBEDDING), "--json", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert f"--json {target}: is {SAMPLE / 'images'}, one of this command's inputs; write elsewhere." in err
+    assert (target.read_bytes() if target.exists() else None) == before
+
+
+def test_json_into_an_m2kr_archive_is_refused(tmp_path, capsys):
+    data = tmp_path / "m2kr"
+    shutil.copytree(ROOT / "data" / "m2kr", data)
+    part = data / "Web_Image.zip.002"
+    before = part.read_bytes()
+    run = data / "baseline" / "simulated_top5.json"
+    assert main(["evaluate", "m2kr", str(run), "--data-dir", str(data), "--json", str(part)]) == 1
+    assert f"--json {part}: is {part}, one of this command's inputs" in capsys.readouterr().err
+    assert part.read_bytes() == before
+
+
+def test_a_replaced_file_keeps_its_mode(tmp_path):
+    target = tmp_path / "scores.json"
+    target.write_text("old")
+    target.chmod(0o600)
+    writing.write_text(target, "new")
+    assert target.read_text() == "new" and stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
+def test_a_link_is_written_through_and_stays_a_link(tmp_path):
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    real.chmod(0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    writing.write_text(link, "new")
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_text() == "new" and stat.S_IMODE(real.stat().st_mode) == 0o640
+
+
+def test_json_to_dev_stdout_writes_the_stream_and_keeps_the_link(tmp_path):
+    # /dev/stdout is a link into the process's descriptors: the bytes go to the stream, whatever it is connected to.
+    # A link of the test's own stands for it, so that no version of the code can replace the system's.
+    stdout = tmp_path / "stdout"
+    stdout.symlink_to("/proc/self/fd/1")
+    script = "from mmrhub.cli import main; import sys; sys.exit(main(sys.argv[1:]))"
+    argv = [sys.executable, "-c", script, "evaluate", "mipr", str(EMBEDDING), "--json", str(stdout)]
+    piped = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert piped.returncode == 0, piped.stderr
+    table, _, payload = piped.stdout.partition("\n{")
+    assert table.startswith("| System |") and json.loads("{" + payload)["runs"][0]["name"] == EMBEDDING.stem
+    log = tmp_path / "log.txt"
+    with open(log, "w") as out:
+        assert subprocess.run(argv, stdout=out, stderr=subprocess.PIPE, timeout=120).returncode == 0
+    assert log.read_text() == piped.stdout  # the file stdout was redirected to was written on, not replaced
+    assert stdout.is_symlink() and os.readlink(stdout) == "/proc/self/fd/1"
+    assert writing.standard_stream("/dev/stdout") == 1

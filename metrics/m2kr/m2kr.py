@@ -6,9 +6,7 @@ import evaluate
 from .m2kr_measures import DEFAULT_K
 from .m2kr_measures import Positives
 from .m2kr_measures import evaluate_run
-
-# shared is unused here, but evaluate copies only this file's relative imports next to it
-from .shared import Pairs
+from .shared import check_batch
 
 _CITATION = """\
 @inproceedings{lin-etal-2024-preflmr,
@@ -78,6 +76,12 @@ class M2kr(evaluate.Metric):
         # construction because MetricInfo only accepts a format for flat features.
         info.format = "arrow"
         return info
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Add a batch; every column must come, each one list of strings per query (a ValueError names it)."""
+        given = {"predictions": predictions, "references": references, **kwargs}
+        check_batch({name: given.get(name) for name in self._feature_names()}, "m2kr")
+        return super().add_batch(predictions=predictions, references=references, **kwargs)
 
     def _compute(
         self,

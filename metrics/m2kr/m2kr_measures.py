@@ -40,8 +40,6 @@ def per_query_scores(positives, found, ks, variants):
     """Each variant's value per query at each cutoff, and its mean over the cutoffs."""
     scores = {}
     for variant in variants:
-        if variant not in VARIANTS:
-            raise ValueError(f"unknown variant {variant!r}; expected one of {sorted(VARIANTS)}")
         for k in ks:
             top, total = found[:, k - 1], positives.num_positives
             value = {"recall": top / total, "hit": top > 0, "strict": top == total}[variant]
@@ -52,7 +50,8 @@ def per_query_scores(positives, found, ks, variants):
 
 def evaluate_run(positives, rankings, k=DEFAULT_K, variants=("recall",), per_query=False):
     """The requested M2KR measures (rank = position in the list)."""
-    ks = shared.check_cutoffs(k)
+    ks, per_query = shared.check_cutoffs(k), shared.flag(per_query, "per_query")
+    variants = shared.names_from(variants, tuple(VARIANTS), "variants")
     found = np.cumsum(positives.pairs.find(rankings, max(ks)) >= 0, axis=1)
     scores = per_query_scores(positives, found, ks, variants)
     return {**shared.summary(scores, positives.query_ids, per_query), "num_queries": positives.num_queries}

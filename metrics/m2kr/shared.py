@@ -9,10 +9,18 @@ def string_lists(values, name, depth=None, like=None):
     """One list of strings per query (Python or Arrow lists) -> (int64 lengths, flat strings), each list cut at
     ``depth``, or as long as ``like``'s; dictionary-encoded Arrow strings stay encoded."""
     if not isinstance(values, (pa.Array, pa.ChunkedArray)):
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+            raise ValueError(f"{name}: expected one list of strings per query, got {type(values).__name__}")
+        values = values if hasattr(values, "__getitem__") else list(values)  # an iterator, read once
+        bad = next((i for i, row in enumerate(values) if isinstance(row, (str, bytes))), None)
+        if bad is not None:
+            raise ValueError(f"{name}: row {bad + 1} is a string ({values[bad]!r}), expected a list of strings")
         try:
             values = pa.array([row if row is None else row[:depth] for row in values], pa.list_(pa.string()))
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as err:
-            raise ValueError(f"{name}: expected one list of strings per query ({err})") from None
+            raise ValueError(
+                f"{name}: {_first_non_string(values) or err}, expected one list of strings per query"
+            ) from None
     values = pc.list_slice(values, 0, depth) if depth and len(values) else values
     values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
     if values.null_count:
@@ -30,6 +38,17 @@ def string_lists(values, name, depth=None, like=None):
     return lengths, flat if pa.types.is_dictionary(flat.type) else flat.cast(pa.string())
 
 
+def _first_non_string(rows):
+    """Where a list of lists first holds something other than a string (found only once conversion failed)."""
+    for i, row in enumerate(rows):
+        if row is not None and not isinstance(row, (list, tuple, np.ndarray)):
+            return f"row {i + 1} is {type(row).__name__} {row!r}"
+        for j, item in enumerate(row if row is not None else ()):
+            if not isinstance(item, str):
+                return f"row {i + 1}, position {j + 1} is {type(item).__name__} {item!r}"
+    return None
+
+
 def where(lengths, index, query_ids=None):
     """A flat index as "query ID, position P" (or "row R, position P" without query ids), both counted from 1."""
     row = int(np.searchsorted(np.cumsum(lengths), index, side="right"))
@@ -37,12 +56,85 @@ def where(lengths, index, query_ids=None):
     return f"{name}, position {index - int(lengths[:row].sum()) + 1}"
 
 
-def check_cutoffs(k):
-    """The cutoffs sorted and distinct, each at least 1."""
-    ks = tuple(sorted({int(cutoff) for cutoff in k}))
-    if not ks or ks[0] < 1:
-        raise ValueError(f"cutoffs must be positive integers, got {list(k)}")
-    return ks
+# The argument checks of the metric modules, which the mmrhub commands use for their options too: each refusal a
+# ValueError naming the argument (when given a name) and what was expected.
+MAX_CUTOFF = 1000  # scoring lays a run out as (queries x deepest cutoff): a bound keeps that in memory
+
+
+def _named(name):
+    return f"{name}: " if name else ""
+
+
+def whole_number(value, low, high, name=None):
+    """``value`` (an int, or its text as typed) as an int from ``low`` to ``high``."""
+    expected = f"{_named(name)}expected a whole number from {low:,} to {high:,}"
+    if isinstance(value, str):
+        try:
+            value = int(value.strip())
+        except ValueError:
+            raise ValueError(f"{expected}, got {value!r}") from None
+    elif isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{expected}, got {value!r}")
+    if not low <= value <= high:
+        raise ValueError(f"{expected}, got {value:,}")
+    return int(value)
+
+
+def real_number(value, low, high, name=None):
+    """``value`` (a number, or its text as typed) as a float from ``low`` to ``high``."""
+    expected = f"{_named(name)}expected a number from {low} to {high}"
+    try:
+        number = (
+            float(value) if isinstance(value, (str, int, float, np.number)) and not isinstance(value, bool) else None
+        )
+    except ValueError:
+        number = None
+    if number is None or not low <= number <= high:  # NaN fails the comparison too
+        raise ValueError(f"{expected}, got {value!r}")
+    return number
+
+
+def one_of(value, choices, name=None):
+    """``value`` if it is one of ``choices``."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{_named(name)}{value!r} is not one of {', '.join(choices)}")
+    return value
+
+
+def names_from(values, choices, name):
+    """A non-empty list of ``choices`` (a tuple, without repeats kept)."""
+    if isinstance(values, str) or not isinstance(values, (list, tuple)) or not values:
+        raise ValueError(f"{name}: expected a non-empty list of any of {', '.join(choices)}, got {values!r}")
+    return tuple(dict.fromkeys(one_of(value, choices, name) for value in values))
+
+
+def flag(value, name):
+    """``value`` if it is a real bool: ``"no"`` is not False."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name}: expected True or False, got {value!r}")
+    return bool(value)
+
+
+def check_cutoffs(k, name="k"):
+    """The cutoffs (a list, or one int) sorted and distinct, each from 1 to ``MAX_CUTOFF``."""
+    if isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)):
+        k = [k]
+    if isinstance(k, str) or not isinstance(k, (list, tuple, np.ndarray)) or not len(k):
+        raise ValueError(f"{name}: expected a non-empty list of cutoffs from 1 to {MAX_CUTOFF:,}, got {k!r}")
+    return tuple(sorted({whole_number(cutoff, 1, MAX_CUTOFF, name) for cutoff in k}))
+
+
+def check_batch(batch: dict, module: str):
+    """An ``add_batch`` (or ``compute``) call's columns: every one given, each one list of strings per query."""
+    missing = [name for name, column in batch.items() if column is None]
+    if missing:
+        raise ValueError(
+            f"{module}: {', '.join(missing)} missing; every batch needs {', '.join(batch)} together (pass them all "
+            "to the same add_batch or compute call)"
+        )
+    for name, column in batch.items():
+        if not isinstance(column, (pa.Array, pa.ChunkedArray)):
+            string_lists(column, name)
 
 
 class Pairs:

@@ -7,9 +7,7 @@ from .mipr_measures import DEFAULT_K
 from .mipr_measures import READINGS
 from .mipr_measures import Qrels
 from .mipr_measures import evaluate_run
-
-# shared is unused here, but evaluate copies only this file's relative imports next to it
-from .shared import Pairs
+from .shared import check_batch
 
 _CITATION = """\
 @misc{li_mipr,
@@ -71,6 +69,12 @@ class Mipr(evaluate.Metric):
         )
         info.format = "arrow"  # Arrow columns reach _compute, not Python lists (MetricInfo refuses it for nested ones)
         return info
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Add a batch; every column must come, each one list of strings per query (a ValueError names it)."""
+        given = {"predictions": predictions, "references": references, **kwargs}
+        check_batch({name: given.get(name) for name in self._feature_names()}, "mipr")
+        return super().add_batch(predictions=predictions, references=references, **kwargs)
 
     def _compute(
         self,

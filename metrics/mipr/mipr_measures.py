@@ -125,7 +125,7 @@ def per_query_scores(qrels, judged, ks, reading):
 
 def evaluate_run(qrels, rankings, k=DEFAULT_K, per_query=False, **readings):
     """All MIPR measures of rankings aligned with ``qrels``' queries (rank = position in the list)."""
-    reading, ks = check_readings(readings), shared.check_cutoffs(k)
+    reading, ks, per_query = check_readings(readings), shared.check_cutoffs(k), shared.flag(per_query, "per_query")
     scores = per_query_scores(qrels, qrels.pairs.find(rankings, max(ks)), ks, reading)
     multi = int((qrels.num_categories[reading["category"]] >= 2).sum())
     result = shared.summary(scores, qrels.query_ids, per_query)

@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from mipr_format import IMAGE_DIRS
 from mipr_format import SOURCE_FILES
 from mipr_format import read_config
 from mmrhub.declaration import Benchmark
@@ -39,10 +40,12 @@ ORDERS = ("baseline", "coverage")
 # ---------------------------------------------------------------------------------------------------------------
 # Judgments, read from the three JSON Lines files, with the builder's own checks (mipr_format)
 
+IMAGES = Path(IMAGE_DIRS["queries"]).parent  # images/: both image folders
+
 
 def judgment_files(folder) -> list:
-    """The three JSON Lines files scoring reads."""
-    return [Path(folder) / name for name in SOURCE_FILES.values()]
+    """The three JSON Lines files scoring reads, and the image folder the builder and reports read."""
+    return [Path(folder) / name for name in SOURCE_FILES.values()] + [Path(folder) / IMAGES]
 
 
 def read_truth(data_dir) -> Truth:

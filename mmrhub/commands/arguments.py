@@ -4,7 +4,12 @@
 import argparse
 from dataclasses import replace
 
+from mmr_inputs import refuse_link_loop
 from mmrhub.benchmarks import BENCHMARKS
+from mmrhub.metrics.mipr.shared import MAX_CUTOFF
+from mmrhub.metrics.mipr.shared import one_of
+from mmrhub.metrics.mipr.shared import real_number
+from mmrhub.metrics.mipr.shared import whole_number
 from mmrhub.retrieve.options import DTYPES
 from mmrhub.retrieve.options import DataOptions
 from mmrhub.retrieve.options import ModelSettings
@@ -22,7 +27,7 @@ def add_scoring_arguments(parser, benchmark, oracle: bool = True) -> None:
     for a command that scores no oracle (compare): the oracle's own options are then not offered."""
     parser.add_argument("--data-dir", help=f"the {benchmark.title} data folder (default: the bundled sample)")
     k = ",".join(map(str, benchmark.measures.DEFAULT_K))
-    parser.add_argument("--k", type=comma_list(positive_int), metavar="K[,K...]", help=f"cutoffs (default: {k})")
+    parser.add_argument("--k", type=comma_list(cutoff), metavar="K[,K...]", help=f"cutoffs (default: {k})")
     for option in benchmark.options:
         if option.oracle and not oracle:
             continue
@@ -80,7 +85,11 @@ def scoring_request(args, runs=(), **fields) -> ScoringRequest:
         ignore_unknown_queries=args.ignore_unknown_queries,
         trec_order=args.trec_order,
     )
-    return replace(request, **fields)
+    request = replace(request, **fields)
+    for path in (*request.runs, request.oracle, request.rerank):
+        if path:
+            refuse_link_loop(path)  # before any path is resolved
+    return request
 
 
 def add_build_arguments(parser, images_dir: bool = True) -> None:
@@ -102,34 +111,37 @@ def build_options(benchmark, args) -> dict:
     return benchmark.builder_options(args.check_images, getattr(args, "images_dir", None))
 
 
-def int_at_least(minimum: int):
-    """A converter accepting a whole number of at least ``minimum``."""
+def checked(convert, *bounds):
+    """An argparse type from one of the metric folders' converters (``mmrhub.metrics``' ``shared``), so that the
+    commands and the metric modules check a value alike; the error names the option and the range."""
 
-    def convert(text: str) -> int:
+    def parse(text: str):
         try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"expected a number of at least {minimum}, got {value}")
-        return value
+            return convert(text, *bounds)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
 
-    return convert
+    parse.__name__ = convert.__name__
+    return parse
 
 
-positive_int = int_at_least(1)  # cutoffs, sizes and counts
-non_negative_int = int_at_least(0)  # counts that may be none (DataLoader workers)
+def int_at_least(minimum: int, maximum: int = 10**6):
+    """A converter accepting a whole number from ``minimum`` to ``maximum``."""
+    return checked(whole_number, minimum, maximum)
+
+
+positive_int = int_at_least(1)  # sizes and counts
+non_negative_int = int_at_least(0, 1024)  # counts that may be none (DataLoader workers)
+cutoff = int_at_least(1, MAX_CUTOFF)  # --k, as the metric modules' k
+pixels = int_at_least(1, 10**9)  # an image's pixel bounds
+permutations = int_at_least(1, 10**6)  # compare's sign flips: 100 times the default, minutes on the full data
+seed = int_at_least(0, 2**32 - 1)
+weight = checked(real_number, 0.0, 1.0)
 
 
 def choice_of(choices):
     """A converter accepting only one of ``choices``."""
-
-    def convert(text: str) -> str:
-        if text not in choices:
-            raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(choices)}")
-        return text
-
-    return convert
+    return checked(one_of, choices)
 
 
 def comma_list(convert):
@@ -240,7 +252,7 @@ def add_preset_arguments(group, role: str, prefix: str = "") -> None:
     for bound in ("min", "max"):
         group.add_argument(
             f"--{prefix}{bound}-pixels",
-            type=positive_int,
+            type=pixels,
             help=f"{bound}imum pixels of an image, resized to fit (Qwen3-VL; default: the preset's)",
         )
     group.add_argument(

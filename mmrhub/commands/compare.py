@@ -1,11 +1,13 @@
 """``mmrhub compare {mipr,m2kr} RUN [RUN ...]``: per-measure differences of every pair of runs (or of each run and a
 baseline) with paired randomisation-test p-values, corrected across the pairs."""
 
-from pathlib import Path
+import os
 
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.commands.arguments import add_scoring_arguments
+from mmrhub.commands.arguments import permutations
 from mmrhub.commands.arguments import scoring_request
+from mmrhub.commands.arguments import seed
 from mmrhub.scoring import pandas_free
 from mmrhub.scoring.compare.comparison import compare_runs
 from mmrhub.scoring.compare.corrections import CORRECTIONS
@@ -51,9 +53,11 @@ def register(subparsers) -> None:
             default="holm",
             help="how each measure's p-values are adjusted across the pairs (default: holm); one pair is left as is",
         )
-        sub.add_argument("--permutations", type=int, default=10000, help="random sign flips (default 10000)")
         sub.add_argument(
-            "--seed", type=int, default=0, help="the sign flips' seed, the same for every pair (default 0)"
+            "--permutations", type=permutations, default=10000, help="random sign flips, 1 to 1,000,000 (default 10000)"
+        )
+        sub.add_argument(
+            "--seed", type=seed, default=0, help="the sign flips' seed, the same for every pair (default 0)"
         )
         add_scoring_arguments(sub, benchmark, oracle=False)  # compare scores no oracle
         sub.set_defaults(func=run, breakdown=False)
@@ -63,15 +67,11 @@ def run_order(runs: list, baseline) -> list:
     """The runs as compared: the baseline first (listed once), or the RUNs as given."""
     if baseline is None:
         return list(runs)
-    return [baseline] + [run for run in runs if Path(run).resolve() != Path(baseline).resolve()]
+    return [baseline] + [run for run in runs if os.path.realpath(run) != os.path.realpath(baseline)]
 
 
 def check(args, runs: list) -> None:
-    """Before any work: the flags' values and the number of runs, each refusal naming what to change."""
-    if args.permutations < 1:
-        raise ValueError(f"--permutations must be at least 1 (default 10000), got {args.permutations}")
-    if args.seed < 0:
-        raise ValueError(f"--seed must be 0 or more, got {args.seed}")
+    """Before any work: the number of runs (the flags' values are checked as they are parsed)."""
     if len(runs) < 2:
         what = "a RUN besides --baseline" if args.baseline else "two RUNs, or one RUN and --baseline"
         raise ValueError(f"compare needs at least {what}")

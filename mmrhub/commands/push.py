@@ -17,19 +17,24 @@ def register(subparsers):
     parser.add_argument("repo_id", help="org/name on the Hub")
     parser.add_argument("--repo-type", help="dataset or space (default: space for a folder with app.py, else dataset)")
     parser.add_argument("--private", action="store_true", help="create the repo private")
-    parser.add_argument("--dry-run", action="store_true", help="list what would be uploaded; touch nothing")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="list what would be uploaded, deleted and kept on the Hub; touch nothing"
+    )
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
     """Upload an export or a metric folder (or list what would be uploaded)."""
     from mmrhub.export.push import describe  # imports huggingface_hub: only when pushing
+    from mmrhub.export.push import describe_remote
     from mmrhub.export.push import plan
     from mmrhub.export.push import push
+    from mmrhub.export.push import remote_files
 
     upload = plan(metric_folder(args.folder), args.repo_id, repo_type=args.repo_type)
     print(describe(upload))
     if args.dry_run:
+        print(describe_remote(upload, remote_files(upload) if upload.delete_patterns else None))
         print("dry run: nothing uploaded")
         return 0
     url = push(upload, private=args.private)

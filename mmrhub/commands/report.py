@@ -8,6 +8,7 @@ from mmrhub.commands.arguments import add_build_arguments
 from mmrhub.commands.arguments import add_scoring_arguments
 from mmrhub.commands.arguments import build_options
 from mmrhub.commands.arguments import comma_list
+from mmrhub.commands.arguments import int_at_least
 from mmrhub.commands.arguments import scoring_request
 from mmrhub.scoring.output.scores import computed_caption
 from mmrhub.scoring.output.scores import json_payload
@@ -37,7 +38,7 @@ def register(subparsers) -> None:
         )
         sub.add_argument(
             "--queries",
-            type=int,
+            type=int_at_least(1, 1000),
             default=50,
             metavar="N",
             help="gallery size: the N queries where the runs differ most, or a single run's N worst (default 50)",
@@ -62,8 +63,6 @@ def run(args) -> int:
     from mmrhub.report.build import ReportRequest
     from mmrhub.report.build import build_report
 
-    if args.queries < 1:
-        raise ValueError(f"--queries must be at least 1, got {args.queries}")
     request = ReportRequest(
         scoring=scoring_request(args, runs=args.runs),
         queries=args.queries,

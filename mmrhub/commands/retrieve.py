@@ -14,6 +14,7 @@ from mmrhub.commands.arguments import model_settings
 from mmrhub.commands.arguments import output_options
 from mmrhub.commands.arguments import positive_int
 from mmrhub.commands.arguments import run_options
+from mmrhub.commands.arguments import weight
 from mmrhub.retrieve.options import BACKENDS
 from mmrhub.retrieve.options import DEFAULT_MODELS
 from mmrhub.retrieve.options import SEARCHES
@@ -37,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     add_preset_arguments(model, "embedding")
     model.add_argument(
         "--text-weight",
-        type=float,
+        type=weight,
         default=0.5,
         help="fusion of separate image and text vectors: normalize((1-w)*image + w*text); image-only inputs use the "
         "image vector (default 0.5; unused by models that embed image+text as one input)",

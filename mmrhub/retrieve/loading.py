@@ -15,6 +15,9 @@ CHAT_TEMPLATE_CONFLICT = "conflicting files"  # transformers' words for chat_tem
 # which it then initialises at random.
 _MISSING_ROW = re.compile(r"^\s*(\S+)\s*\|\s*MISSING\b", re.MULTILINE)
 _STYLE = re.compile(r"\x1b\[[0-9;]*m")
+_HUB_ID = re.compile(
+    r"(?!.*\.\.)(?:\w[\w.-]*/)?\w[\w.-]*"
+)  # name or org/name, as huggingface_hub's validate_repo_id allows
 
 
 def hub_reachable(timeout: float = HUB_TIMEOUT) -> bool:
@@ -38,7 +41,11 @@ def cached_file(model_id: str, filename: str, revision=None):
 
 def check_reachable(model_id: str, flag: str, revision=None) -> None:
     """Before loading a Hub id: an error with the hint at once when the Hub cannot be reached and the model is not
-    cached, rather than minutes of retries."""
+    cached, rather than minutes of retries. A path that is no folder is named as such, not as a bad Hub id."""
+    if not os.path.isdir(model_id) and not _HUB_ID.fullmatch(model_id):
+        raise FileNotFoundError(
+            f"{flag} {model_id}: no such folder; give the folder of a downloaded model, or a Hub id (org/name)."
+        )
     if os.path.isdir(model_id) or os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
         return
     if hub_reachable():

@@ -31,10 +31,11 @@ def test_variants_take_a_comma_list_and_leave_the_run_alone():
 @pytest.mark.parametrize(
     "value, message",
     [
-        ("0", "expected a number of at least 1, got 0"),
-        ("-3", "expected a number of at least 1, got -3"),
+        ("0", "expected a whole number from 1 to 1,000, got 0"),
+        ("-3", "expected a whole number from 1 to 1,000, got -3"),
+        ("1001", "expected a whole number from 1 to 1,000, got 1,001"),
         ("5,,10", "expected a comma-separated list without empty elements, got '5,,10'"),
-        ("ten", "expected a whole number, got 'ten'"),
+        ("ten", "expected a whole number from 1 to 1,000, got 'ten'"),
     ],
 )
 def test_bad_cutoffs_are_refused_naming_the_flag(capsys, value, message):
@@ -110,21 +111,49 @@ def test_every_text_option_refuses_empty_values():
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["retrieve", "mipr", "--top-k", "0"], "argument --top-k: expected a number of at least 1, got 0"),
-        (["retrieve", "mipr", "--batch-size", "-1"], "argument --batch-size: expected a number of at least 1, got -1"),
-        (["rerank", "mipr", "--candidates", "x", "--top-n", "0"], "argument --top-n: expected a number of at least 1"),
+        (["retrieve", "mipr", "--top-k", "0"], "argument --top-k: expected a whole number from 1 to 1,000,000, got 0"),
+        (["retrieve", "mipr", "--batch-size", "-1"], "argument --batch-size: expected a whole number from 1 to"),
+        (
+            ["retrieve", "mipr", "--text-weight", "1.5"],
+            "argument --text-weight: expected a number from 0.0 to 1.0, got '1.5'",
+        ),
+        (
+            ["retrieve", "mipr", "--text-weight", "nan"],
+            "argument --text-weight: expected a number from 0.0 to 1.0, got 'nan'",
+        ),
+        (["rerank", "mipr", "--candidates", "x", "--top-n", "0"], "argument --top-n: expected a whole number from 1"),
         (
             ["rerank", "mipr", "--candidates", "x", "--chunk-queries", "0"],
-            "argument --chunk-queries: expected a number",
+            "argument --chunk-queries: expected a whole number",
         ),
         (
             ["baseline", "mipr", "--num-workers", "-2"],
-            "argument --num-workers: expected a number of at least 0, got -2",
+            "argument --num-workers: expected a whole number from 0 to 1,024, got -2",
         ),
-        (["baseline", "mipr", "--embedding-batch-size", "0"], "argument --embedding-batch-size: expected a number"),
+        (["baseline", "mipr", "--embedding-batch-size", "0"], "argument --embedding-batch-size: expected a whole"),
+        (
+            ["retrieve", "mipr", "--max-pixels", "0"],
+            "argument --max-pixels: expected a whole number from 1 to 1,000,000,000",
+        ),
+        (
+            ["compare", "mipr", "a", "b", "--permutations", "0"],
+            "argument --permutations: expected a whole number from 1 to 1,000,000, got 0",
+        ),
+        (
+            ["compare", "mipr", "a", "b", "--permutations", "10000000000"],
+            "argument --permutations: expected a whole number from 1 to 1,000,000, got 10,000,000,000",
+        ),
+        (
+            ["compare", "mipr", "a", "b", "--seed", "-1"],
+            "argument --seed: expected a whole number from 0 to 4,294,967,295, got -1",
+        ),
+        (
+            ["report", "mipr", "a", "-o", "r.html", "--queries", "0"],
+            "argument --queries: expected a whole number from 1 to 1,000, got 0",
+        ),
     ],
 )
-def test_model_command_numbers_are_in_range(capsys, argv, message):
+def test_every_number_has_a_range(capsys, argv, message):
     with pytest.raises(SystemExit):
         build_parser().parse_args(argv)
     assert message in capsys.readouterr().err

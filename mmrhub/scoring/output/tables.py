@@ -22,6 +22,9 @@ _LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
     "\\": r"\textbackslash{}",
+    "|": r"\textbar{}",  # OT1, LaTeX's default font encoding, prints these three as other glyphs
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
 }
 
 
@@ -48,14 +51,22 @@ def per_query_table(per_query: dict, format: str = "markdown") -> str:
     return table(rows, label="Query", format=format)
 
 
+def one_line(text: str) -> str:
+    """A cell's text on one line: the newlines and tabs that ``printable`` keeps (a run's file name may hold them)
+    shown as ``\\n`` and ``\\t``, so that no name splits a row of the text formats."""
+    return text.replace("\n", "\\n").replace("\t", "\\t")
+
+
 def _markdown(header: list, body: list) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
-    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in body])
+    def row(cells):
+        return "| " + " | ".join(one_line(text).replace("|", "\\|") for text in cells) + " |"
+
+    return "\n".join([row(header), "|---|" + "---:|" * (len(header) - 1), *map(row, body)])
 
 
 def _csv(header: list, body: list) -> str:
     out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerows([header, *body])
+    csv.writer(out, lineterminator="\n").writerows([list(map(one_line, cells)) for cells in [header, *body]])
     return out.getvalue().rstrip("\n")
 
 
@@ -63,7 +74,7 @@ def _latex(header: list, body: list) -> str:
     """A booktabs tabular: names escaped, numbers right-aligned."""
 
     def row(cells):
-        return " & ".join("".join(_LATEX_SPECIAL.get(c, c) for c in text) for text in cells) + r" \\"
+        return " & ".join("".join(_LATEX_SPECIAL.get(c, c) for c in one_line(text)) for text in cells) + r" \\"
 
     spec = "l" + "r" * (len(header) - 1)
     lines = [rf"\begin{{tabular}}{{{spec}}}", r"\toprule", row(header), r"\midrule", *map(row, body)]

@@ -1,5 +1,6 @@
 """Where a run's bytes come from: a file, or standard input ('-'), and the byte-order mark to skip. A UTF-8 file is
-read in place; a gzipped or UTF-16 one, and standard input, are decoded to UTF-8 first (by ``mmr_inputs``)."""
+read in place; a compressed (gzip, bz2, xz) or UTF-16 one, and standard input, are decoded to UTF-8 first (by
+``mmr_inputs``)."""
 
 import os
 import sys
@@ -23,7 +24,7 @@ class RunSource:
     """A run file, or standard input's bytes; ``name`` is how messages and the run name it."""
 
     name: str
-    data: Optional[bytes] = None  # the decoded bytes (standard input, a gzipped or UTF-16 file); None: the file
+    data: Optional[bytes] = None  # the decoded bytes (standard input, a compressed or UTF-16 file); None: the file
 
     @classmethod
     def of(cls, path) -> "RunSource":

@@ -1,0 +1,31 @@
+"""Ctrl-C at any moment of a command exits 130 with one line: during the imports, the reading and the scoring."""
+
+import subprocess
+import sys
+
+import pytest
+from _interrupt_helpers import interrupted
+from _interrupt_helpers import interrupted_or_done
+from _paths import MIPR_EMBEDDING
+
+INTERRUPTED = "mmrhub: interrupted\n"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("delay", [0.0, 0.05, 0.3, 0.8])
+def test_ctrl_c_during_start_up_exits_130_with_one_line(delay):
+    code, out, err = interrupted(["evaluate", "mipr", MIPR_EMBEDDING], delay)
+    assert interrupted_or_done(code, out, err), (code, err)
+    if delay == 0.0:  # the imports alone take far longer
+        assert (code, err) == (130, INTERRUPTED)
+
+
+def test_the_handler_is_in_before_the_heavy_imports():
+    # -X importtime lists modules as they finish loading: the handler must come before numpy, pyarrow and datasets
+    trace = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import mmrhub.cli"], capture_output=True, text=True, timeout=60
+    ).stderr
+    loaded = [line.rsplit("|", 1)[-1].strip() for line in trace.splitlines() if line.startswith("import time:")]
+    assert loaded.index("mmrhub.interrupts") < min(loaded.index(name) for name in ("numpy", "pyarrow"))
+    first_of_mmrhub = next(name for name in loaded if name.startswith("mmrhub."))
+    assert first_of_mmrhub == "mmrhub.interrupts"
