@@ -18,6 +18,7 @@ from mmrhub.commands import report
 from mmrhub.commands import reproduce
 from mmrhub.commands import rerank
 from mmrhub.commands import retrieve
+from mmrhub.commands.parsing import Parser
 from mmrhub.terminal import printable
 
 DESCRIPTION = """\
@@ -46,9 +47,7 @@ SIGPIPE_EXIT = 141  # 128 + SIGPIPE: what a Unix tool returns when the reader of
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every command."""
-    parser = argparse.ArgumentParser(
-        prog="mmrhub", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = Parser(prog="mmrhub", description=DESCRIPTION)  # its subcommands' parsers are Parsers too
     parser.add_argument("--version", action="version", version=f"mmrhub {__version__}")
     parser.add_argument(DEBUG, action="store_true", help="show the full traceback of an error (anywhere on the line)")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -276,3 +276,20 @@ def test_the_executable_exits_with_the_commands_code_and_all_its_output(tmp_path
         text=True,
     )
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "name the run files to score" in bad.stderr
+
+
+def test_a_full_scale_run_scored_against_the_sample_says_to_pass_data_dir(capsys, tmp_path):
+    entries = json.loads(EMBEDDING.read_text())
+    queries = len(entries)
+    extra = [{"qid": str(qid), "ranked": entries[0]["ranked"]} for qid in range(queries + 1, queries + 51)]
+    path = tmp_path / "full.json"
+    path.write_text(json.dumps(entries + extra))
+    code, out, err = run_cli(capsys, "evaluate", "mipr", path)
+    assert code == 1 and out == ""
+    assert f"{path} does not fit the benchmark: 50 problem(s):" in err
+    assert err.splitlines()[-1] == (
+        f"The bundled MIPR sample ({queries} queries) was scored, as no --data-dir was given: pass --data-dir DIR to "
+        "score the run against the benchmark's data."
+    )
+    code, out, err = run_cli(capsys, "evaluate", "mipr", path, "--data-dir", MIPR_DIR)
+    assert code == 1 and "--data-dir" not in err  # a folder was given: the sample is not the cause

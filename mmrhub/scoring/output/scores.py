@@ -48,7 +48,15 @@ def computed_caption(request: ScoringRequest, rows) -> str:
         total = len(rows[0].result["per_query"]["query_id"])
         counts = ", ".join(f"{name} over {count}" for name, count in averaged.items())
         lines.append(f"Means over fewer than the {total} scored queries: {counts}.")
-    return "".join(f"\n\n_{line}_" for line in lines)
+    return "".join(f"\n\n_{line}_" for line in lines) + missing_caption(rows)
+
+
+def missing_caption(rows) -> str:
+    """The line on the judged queries runs lacked and that were scored 0 (``--missing-queries zero``), or ''."""
+    lacking = [f"{row.name} {row.missing}" for row in rows if getattr(row, "missing", 0)]
+    if not lacking:
+        return ""
+    return f"\n\n_Judged queries missing from a run, scored 0 (--missing-queries zero): {', '.join(lacking)}._"
 
 
 def _flag_value(value) -> str:
