@@ -18,6 +18,7 @@ from mmrhub.commands import report
 from mmrhub.commands import reproduce
 from mmrhub.commands import rerank
 from mmrhub.commands import retrieve
+from mmrhub.commands.messages import as_given
 from mmrhub.commands.parsing import Parser
 from mmrhub.terminal import printable
 
@@ -102,7 +103,7 @@ def main(argv=None) -> int:
         else:
             expected = isinstance(err, (ValueError, OSError))
             hint = "" if expected else f" ({type(err).__name__}; run `mmrhub --debug ...` for the traceback)"
-            print(printable(f"mmrhub {args.command}: error: {err}{hint}"), file=sys.stderr)
+            print(printable(as_given(f"mmrhub {args.command}: error: {err}{hint}", args)), file=sys.stderr)
         return 1
 
 

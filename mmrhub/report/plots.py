@@ -47,7 +47,7 @@ def group_bars(rows: list, key: str, measure: str) -> str:
     """Horizontal bars of ``measure`` per group (category or task), one bar per row (run or oracle)."""
     import matplotlib
 
-    groups = sorted(rows[0].result[key])
+    groups = list(rows[0].result[key])  # in natural order (group_means)
     with matplotlib.rc_context(STYLE):
         figure, axes = _figure(WIDTH, 0.9 + 0.22 * len(groups) * len(rows))
         height = 0.8 / len(rows)

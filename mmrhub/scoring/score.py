@@ -51,7 +51,7 @@ def read_valid_run(
     hint: str = "",
 ):
     """(run, its rankings aligned with ``truth.query_ids``); a RunError names every problem found, and when the run
-    does not fit the judgments, ends with ``hint``."""
+    shares queries with the judgments yet does not fit them, ends with ``hint``."""
     run = read_run(path, trec_order)
     if run.format == "kaggle":
         restore_stripped_ids(run, truth.corpus_ids)
@@ -60,9 +60,9 @@ def read_valid_run(
                 f"{run.path} is a Kaggle CSV, M2KR's submission format: it is scored against {title} as its lists "
                 "of ids, without scores."
             )
+    if not ignore_unknown_queries:
+        refuse_foreign_run(run, truth, title)  # its one line says what to do
     try:
-        if not ignore_unknown_queries:
-            refuse_foreign_run(run, truth, title)
         return run, validate(run, truth, ignore_unknown_queries, missing_queries)
     except RunError as error:
         raise RunError(f"{error}{hint}") from None
