@@ -29,7 +29,7 @@ Load, score and publish the MIPR and M2KR multimodal retrieval benchmarks.
   mmrhub oracle mipr BASELINE          the Candidate-pool Oracle row
   mmrhub compare mipr RUN RUN [...]    paired randomisation tests of every pair (or --baseline), Holm-corrected
   mmrhub report mipr RUN [RUN ...] -o report.html   one HTML page: scores, plots, a gallery of thumbnails
-  mmrhub reproduce mipr --data-dir DIR which readings of the open metric rules give the MIPR paper's table
+  mmrhub reproduce mipr --data-dir DIR which interpretations of the open metric rules give the MIPR paper's table
   mmrhub retrieve mipr                 embed, retrieve and score with a model (needs the retrieve extra)
   mmrhub rerank mipr --candidates RUN  rerank a baseline's pools with a multimodal reranker (retrieve extra)
   mmrhub baseline mipr                 retrieve top-50, rerank, one table with the oracle (retrieve extra)

@@ -42,7 +42,7 @@ def computed_caption(request: ScoringRequest, rows) -> str:
     readings = non_default_readings(request)
     if readings:
         shown = ", ".join(f"--{name.replace('_', '-')} {_flag_value(value)}" for name, value in readings.items())
-        lines.append(f"Readings other than the defaults: {shown}.")
+        lines.append(f"Options other than the defaults: {shown}.")
     averaged = queries_averaged(rows[0]) if rows else {}
     if averaged:
         total = len(rows[0].result["per_query"]["query_id"])
