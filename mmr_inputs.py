@@ -261,6 +261,10 @@ def load_json(name: str, text, line=None, start: int = 0, unique_keys: bool = Fa
         offset = start + len(err.doc[: err.pos].encode("utf-8", "surrogatepass"))
         where = f"line {(line or 1) + err.lineno - 1}, column {err.colno}, byte offset {offset}"
         reason = err.msg
+        if reason.endswith(" at"):  # Python's words point at the position: "Unterminated string starting at"
+            reason += f" line {(line or 1) + err.lineno - 1}, column {err.colno}"
+        if line is None and (reason.startswith("Unterminated") or err.pos >= len(err.doc.rstrip())):
+            reason += "; the file ends first: is it cut short?"
         if reason == "Extra data":  # Python's words for a second value after the first
             reason += f": a second value here; expected one {'object a line' if line is not None else 'in the file'}"
         raise InputError(f"{name}: {where}: not valid JSON ({reason}).") from None

@@ -19,6 +19,8 @@ from mmrhub.commands import report
 from mmrhub.commands import reproduce
 from mmrhub.commands import rerank
 from mmrhub.commands import retrieve
+from mmrhub.commands.messages import as_given
+from mmrhub.commands.parsing import Parser
 from mmrhub.terminal import printable
 
 DESCRIPTION = """\
@@ -28,7 +30,7 @@ Load, score and publish the MIPR and M2KR multimodal retrieval benchmarks.
   mmrhub oracle mipr BASELINE          the Candidate-pool Oracle row
   mmrhub compare mipr RUN RUN [...]    paired randomisation tests of every pair (or --baseline), Holm-corrected
   mmrhub report mipr RUN [RUN ...] -o report.html   one HTML page: scores, plots, a gallery of thumbnails
-  mmrhub reproduce mipr --data-dir DIR which readings of the open metric rules give the MIPR paper's table
+  mmrhub reproduce mipr --data-dir DIR which interpretations of the open metric rules give the MIPR paper's table
   mmrhub retrieve mipr                 embed, retrieve and score with a model (needs the retrieve extra)
   mmrhub rerank mipr --candidates RUN  rerank a baseline's pools with a multimodal reranker (retrieve extra)
   mmrhub baseline mipr                 retrieve top-50, rerank, one table with the oracle (retrieve extra)
@@ -47,9 +49,7 @@ SIGPIPE_EXIT = 141  # 128 + SIGPIPE: what a Unix tool returns when the reader of
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every command."""
-    parser = argparse.ArgumentParser(
-        prog="mmrhub", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = Parser(prog="mmrhub", description=DESCRIPTION)  # its subcommands' parsers are Parsers too
     parser.add_argument("--version", action="version", version=f"mmrhub {__version__}")
     parser.add_argument(DEBUG, action="store_true", help="show the full traceback of an error (anywhere on the line)")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -104,7 +104,7 @@ def main(argv=None) -> int:
         else:
             expected = isinstance(err, (ValueError, OSError))
             hint = "" if expected else f" ({type(err).__name__}; run `mmrhub --debug ...` for the traceback)"
-            print(printable(f"mmrhub {args.command}: error: {err}{hint}"), file=sys.stderr)
+            print(printable(as_given(f"mmrhub {args.command}: error: {err}{hint}", args)), file=sys.stderr)
         return 1
 
 

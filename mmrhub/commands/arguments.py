@@ -20,6 +20,7 @@ from mmrhub.retrieve.presets import NONE
 from mmrhub.retrieve.presets import PRESET_CHOICES
 from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.runs.trec import ORDERS
+from mmrhub.scoring.runs.validation import MISSING_QUERIES
 
 
 def add_scoring_arguments(parser, benchmark, oracle: bool = True) -> None:
@@ -58,6 +59,13 @@ def add_scoring_arguments(parser, benchmark, oracle: bool = True) -> None:
         "descending then docid descending, the rank column ignored; 'rank': by the rank column (JSON runs keep their "
         "list order, which is their ranking; dict runs are ordered as trec_eval orders them)",
     )
+    parser.add_argument(
+        "--missing-queries",
+        choices=MISSING_QUERIES,
+        default="refuse",
+        help="a judged query a run does not list: 'refuse' the run (default), or 'zero': score it 0 on every measure "
+        "and keep it in the means, as trec_eval -c does (the table says how many)",
+    )
     parser.add_argument("--json", metavar="OUT", help="also write every value (in [0, 1], aggregate and per query)")
     parser.set_defaults(benchmark=benchmark)
 
@@ -84,6 +92,7 @@ def scoring_request(args, runs=(), **fields) -> ScoringRequest:
         breakdown=getattr(args, "breakdown", False),
         ignore_unknown_queries=args.ignore_unknown_queries,
         trec_order=args.trec_order,
+        missing_queries=args.missing_queries,
     )
     request = replace(request, **fields)
     for path in (*request.runs, request.oracle, request.rerank):

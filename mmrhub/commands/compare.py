@@ -15,6 +15,7 @@ from mmrhub.scoring.output.comparison import footnote
 from mmrhub.scoring.output.comparison import json_payload
 from mmrhub.scoring.output.comparison import markdown
 from mmrhub.scoring.output.comparison import pair_rows
+from mmrhub.scoring.output.scores import missing_caption
 from mmrhub.scoring.output.scores import print_notes
 from mmrhub.scoring.output.scores import sample_caption
 from mmrhub.scoring.output.tables import check_json_target
@@ -89,7 +90,7 @@ def run(args) -> int:
         print_notes(truth, rows)
         comparison = compare_runs(rows, args.permutations, args.seed, args.correction, args.baseline is not None)
     print("\n\n".join(markdown(pair_rows(comparison, pair)) for pair in comparison.pairs))
-    print(f"\n{footnote(comparison)}{sample_caption(request, truth)}")
+    print(f"\n{footnote(comparison)}{missing_caption(rows)}{sample_caption(request, truth)}")
     if args.json:
         named = [{"name": row.name, "run": row.run.path} for row in rows]
         baseline = rows[0].name if args.baseline is not None else None

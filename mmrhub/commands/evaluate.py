@@ -63,7 +63,7 @@ def run(args) -> int:
     breakdown = request.benchmark.breakdown
     for row in rows if request.breakdown else ():
         print(f"\n{row.name}:\n")
-        groups = sorted(row.result[breakdown.key].items())
+        groups = list(row.result[breakdown.key].items())  # in natural order (group_means)
         print(table(groups, label=breakdown.label, extra=("num_queries",), format=args.format))
     for row in rows if args.per_query else ():
         print(f"\n{row.name}, per query:\n")

@@ -5,11 +5,20 @@ from mmrhub.commands.arguments import add_build_arguments
 from mmrhub.commands.arguments import build_options
 from mmrhub.export import FORMATS
 
+DESCRIPTION = """\
+Write a benchmark as a script-free Hub dataset repo folder OUT: a Parquet folder per config (images embedded)
+and a README.md card, loadable with load_dataset(OUT, config); or MTEB's layout, or trec_eval qrels files
+(--format). `mmrhub push OUT org/name` uploads it."""
+
 
 def register(subparsers):
     """Add ``export``."""
-    parser = subparsers.add_parser("export", help="write a Hub-ready dataset repo folder (Parquet per config + card)")
-    parser.add_argument("benchmark", choices=list(BENCHMARKS))
+    parser = subparsers.add_parser(
+        "export",
+        help="write a Hub-ready dataset repo folder (Parquet per config + card)",
+        description=DESCRIPTION,
+    )
+    parser.add_argument("benchmark", choices=list(BENCHMARKS), help="the benchmark to export")
     parser.add_argument("out", help="the repo folder to create (written aside, then moved into place)")
     parser.add_argument("--data-dir", help="the benchmark's data folder or URL (default: the bundled sample)")
     parser.add_argument(

@@ -10,6 +10,7 @@ from mmrhub.commands.arguments import build_options
 from mmrhub.commands.arguments import comma_list
 from mmrhub.commands.arguments import int_at_least
 from mmrhub.commands.arguments import scoring_request
+from mmrhub.commands.messages import as_given
 from mmrhub.scoring.output.scores import computed_caption
 from mmrhub.scoring.output.scores import json_payload
 from mmrhub.scoring.output.scores import print_notes
@@ -75,7 +76,7 @@ def run(args) -> int:
     page, rows, missing = build_report(request, truth)
     print_notes(truth, rows)
     if missing:
-        print(printable(f"note: {missing}"), file=sys.stderr)
+        print(printable(as_given(f"note: {missing}", args)), file=sys.stderr)
     captions = computed_caption(request.scoring, rows) + sample_caption(request.scoring, truth)
     print(table([(row.name, row.result) for row in rows]) + captions)
     write_text(output, page)

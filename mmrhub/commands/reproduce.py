@@ -16,8 +16,8 @@ from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.score import load_truth
 
 SAMPLE_NOTE = (
-    "The bundled sample cannot decide the readings: its runs are simulated, not the runs behind {table}, so no "
-    "reading can be confirmed or excluded on it. Give --data-dir with the official data."
+    "The bundled sample cannot decide between the interpretations: its runs are simulated, not the runs behind "
+    "{table}, so no interpretation can be confirmed or excluded on it. Give --data-dir with the official data."
 )
 
 
@@ -25,7 +25,7 @@ def register(subparsers) -> None:
     """Add ``reproduce``."""
     parser = subparsers.add_parser(
         "reproduce",
-        help="find the readings of the open metric rules that reproduce the published table (the MIPR paper's)",
+        help="find the interpretations of the open metric rules that reproduce the published table (the MIPR paper's)",
     )
     parser.add_argument("benchmark", choices=[name for name, b in BENCHMARKS.items() if b.published_table])
     parser.add_argument(

@@ -11,6 +11,7 @@ from mmrhub.commands.arguments import data_options
 from mmrhub.commands.arguments import model_settings
 from mmrhub.commands.arguments import output_options
 from mmrhub.commands.arguments import run_options
+from mmrhub.commands.parsing import Parser
 from mmrhub.retrieve.options import DEFAULT_RERANKER
 from mmrhub.retrieve.options import RerankOptions
 
@@ -38,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def build_parser() -> argparse.ArgumentParser:
     """The standalone parser of ``scripts/rerank.py``."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="rerank.py",
         description="Rerank each query's candidate pool with a multimodal cross-encoder, write and score the run.",
     )

@@ -15,6 +15,7 @@ from mmrhub.commands.arguments import output_options
 from mmrhub.commands.arguments import positive_int
 from mmrhub.commands.arguments import run_options
 from mmrhub.commands.arguments import weight
+from mmrhub.commands.parsing import Parser
 from mmrhub.retrieve.options import BACKENDS
 from mmrhub.retrieve.options import DEFAULT_MODELS
 from mmrhub.retrieve.options import SEARCHES
@@ -27,7 +28,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     add_output_argument(parser)
 
     model = parser.add_argument_group("model")
-    model.add_argument("--backend", choices=BACKENDS, default="sentence-transformers")
+    model.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="sentence-transformers",
+        help="sentence-transformers (Qwen3-VL-Embedding and other fused models) or transformers (CLIP-style)",
+    )
     model.add_argument(
         "--model",
         help=f"Hub id or local folder (default: {DEFAULT_MODELS['sentence-transformers']} for "
@@ -43,11 +49,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="fusion of separate image and text vectors: normalize((1-w)*image + w*text); image-only inputs use the "
         "image vector (default 0.5; unused by models that embed image+text as one input)",
     )
-    model.add_argument("--batch-size", type=positive_int, default=32)
+    model.add_argument("--batch-size", type=positive_int, default=32, help="inputs per forward pass")
     add_device_arguments(model)
 
     search = parser.add_argument_group("search")
-    search.add_argument("--top-k", type=positive_int, default=100)
+    search.add_argument("--top-k", type=positive_int, default=100, help="ranked ids written per query")
     search.add_argument("--search", choices=SEARCHES, default="torch", help="exact top-k engine (faiss: IndexFlatIP)")
     search.add_argument(
         "--candidates",
@@ -63,7 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def build_parser() -> argparse.ArgumentParser:
     """The standalone parser of ``scripts/embed_retrieve.py``."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="embed_retrieve.py",
         description="Embed queries and corpus, retrieve the exact top-k, write and score the run.",
     )

@@ -7,6 +7,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mmrhub.report.thumbnail_cache import ThumbnailCache
+from mmrhub.report.thumbnails import NOT_FOUND
+from mmrhub.report.thumbnails import Failure
 from mmrhub.report.thumbnails import thumbnails
 from mmrhub.report.views import IMAGE_COLUMN
 
@@ -74,8 +76,7 @@ def build_gallery(
 ) -> tuple:
     """(the Query rows, Decoded). ``runs``: scored rows with a run (not the oracle); ``query_ids`` in the order
     shown."""
-    builder = benchmark.builder()
-    load = lambda config: builder.load(config, data_dir=data_dir, split=benchmark.split, **(builder_options or {}))  # noqa: E731
+    load = Loader(benchmark, data_dir, builder_options or {})
     grades = view.read_grades(_arrow(load(view.judgments_config)), query_ids)
     k = view.top_k
     gallery = []
@@ -100,7 +101,34 @@ def build_gallery(
     return gallery, _decode(benchmark, load, gallery)
 
 
-def _decode(benchmark, load, gallery: list) -> Decoded:
+class Loader:
+    """A config's rows through the builder. Where the builder refuses a config for its images (an image folder or
+    archive missing), its rows are read without them, and ``unread`` keeps the builder's reason, so the page shows
+    what exists and names why the rest is not there."""
+
+    def __init__(self, benchmark, data_dir: str, options: dict):
+        self.builder, self.data_dir, self.split, self.options = benchmark.builder(), data_dir, benchmark.split, options
+        self.unread = {}  # {config: the builder's reason for reading it without images}
+
+    def __call__(self, config: str):
+        """The config's rows, with images where the builder finds them."""
+        try:
+            return self._load(config, self.options)
+        except (ValueError, OSError) as error:
+            if not self.options.get("check_images", True):
+                raise
+            try:  # the tables were checked when the runs were scored: what fails is the images
+                rows = self._load(config, {**self.options, "check_images": False})
+            except (ValueError, OSError):
+                raise error from None
+            self.unread[config] = str(error)
+            return rows
+
+    def _load(self, config: str, options: dict):
+        return self.builder.load(config, data_dir=self.data_dir, split=self.split, **options)
+
+
+def _decode(benchmark, load: Loader, gallery: list) -> Decoded:
     """Fill in texts and thumbnails, each image shown decoded once."""
     items = [item for query in gallery for run in query.runs for item in run.ranked + run.missed]
     corpus = _shown(load(benchmark.corpus.config), benchmark.corpus, list(dict.fromkeys(i.item_id for i in items)))
@@ -112,6 +140,11 @@ def _decode(benchmark, load, gallery: list) -> Decoded:
     made, hits = thumbnails(distinct, ThumbnailCache())
     uri_of = {_image_key(reference): uri for reference, uri in zip(distinct, made)}
     thumbnail = {shown_id: uri_of[_image_key(reference)] for shown_id, reference in shown.items()}
+    for config, ids in ((benchmark.corpus.config, corpus), (benchmark.queries.config, queries)):
+        if config in load.unread:  # no image was read for these rows: the builder's reason, not --no-check-images
+            failure = Failure(NOT_FOUND, load.unread[config])
+            prefix = "" if config == benchmark.corpus.config else "query "
+            thumbnail.update({f"{prefix}{i}": failure for i, (_, ref) in ids.items() if ref is None})
     for item in items:
         item.text, item.thumbnail = corpus[item.item_id][0], thumbnail[item.item_id]
     for query in gallery:

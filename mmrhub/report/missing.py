@@ -1,6 +1,7 @@
 """The page's one line (and the one ``note:``) on the images that could not be shown, counted by reason."""
 
 from mmrhub.report.thumbnails import MISSING
+from mmrhub.report.thumbnails import NOT_FOUND
 from mmrhub.report.thumbnails import NOT_READ
 
 # What to do, for the reasons that have a remedy besides replacing the files named.
@@ -19,4 +20,7 @@ def missing_line(failures: dict) -> str:
         by_kind.setdefault(failure.kind, []).append(shown_id)
     reasons = "; ".join(f"{len(ids)} {kind} (e.g. {ids[0]})" for kind, ids in by_kind.items())
     hints = "".join(f"; {HINTS[kind]}" for kind in by_kind if kind in HINTS)
+    # the builder's own words on what it could not find, once each
+    found = dict.fromkeys(failure.detail.rstrip(".") for failure in failures.values() if failure.kind == NOT_FOUND)
+    hints += "".join(f"; {detail}" for detail in found)
     return f"{len(failures)} image(s) could not be shown: {reasons}{hints}."

@@ -7,6 +7,7 @@ Each distinct thumbnail is written once, in a JSON block at the end; every ``<im
 import json
 from html import escape
 
+from mmrhub.report.fonts import font_stack
 from mmrhub.scoring.output.comparison import footnote
 from mmrhub.scoring.output.comparison import pair_rows
 from mmrhub.scoring.output.tables import cell
@@ -16,7 +17,7 @@ TEXT_CHARS = 90  # shown under a thumbnail: a title whole, a passage's start
 HOVER_CHARS = 300  # passages run to thousands of characters; the title attribute shows the start
 
 CSS = """
-body { font-family: system-ui, "Noto Sans CJK SC", "WenQuanYi Micro Hei", sans-serif; margin: 1.5em; color: #222; }
+body { font-family: FONT_STACK; margin: 1.5em; color: #222; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }
 .caption { color: #666; font-size: 0.9em; }
 table { border-collapse: collapse; font-size: 0.9em; margin: 0.5em 0; }
@@ -42,7 +43,7 @@ th { background: #f3f3f3; }
 .item .text { display: block; text-align: left; overflow-wrap: anywhere; }
 .notice { background: #fff4d6; padding: 0.3em 0.6em; }
 .sep { color: #999; font-size: 0.8em; margin: 0 0.3em; }
-"""
+""".replace("FONT_STACK", font_stack("system-ui"))  # Chinese text drawn wherever the page is opened (fonts.py)
 
 
 def _cells(values, tag="td", numeric=False) -> str:

@@ -1,9 +1,9 @@
 """The report's figures, drawn with matplotlib and returned as inline SVG.
 
 Text stays text in the SVG (``svg.fonttype: none``), so the browser draws the Chinese category names with its
-own fonts: matplotlib's bundled DejaVu has no CJK glyphs. Every text artist is made under ``STYLE``, whose
-``text.parse_math: False`` draws names and categories as given: "$5 and $6" is not mathtext, and "$\\x{y}$" is
-no parse error.
+own fonts: matplotlib's bundled DejaVu has no CJK glyphs, so each text names the CJK fonts after it (``fonts``).
+Every text artist is made under ``STYLE``, whose ``text.parse_math: False`` draws names and categories as given:
+"$5 and $6" is not mathtext, and "$\\x{y}$" is no parse error.
 """
 
 import io
@@ -11,10 +11,12 @@ import warnings
 
 import numpy as np
 
+from mmrhub.report.fonts import CJK_FONTS
 from mmrhub.report.selection import values
 
 STYLE = {
     "svg.fonttype": "none",
+    "font.sans-serif": ["DejaVu Sans", *CJK_FONTS],  # written into each SVG text's style, for the browser
     "svg.hashsalt": "mmrhub",
     "font.size": 9,
     "axes.spines.top": False,
@@ -47,7 +49,7 @@ def group_bars(rows: list, key: str, measure: str) -> str:
     """Horizontal bars of ``measure`` per group (category or task), one bar per row (run or oracle)."""
     import matplotlib
 
-    groups = sorted(rows[0].result[key])
+    groups = list(rows[0].result[key])  # in natural order (group_means)
     with matplotlib.rc_context(STYLE):
         figure, axes = _figure(WIDTH, 0.9 + 0.22 * len(groups) * len(rows))
         height = 0.8 / len(rows)

@@ -26,6 +26,7 @@ JPEG_QUALITY = 75  # 96 px thumbnails of about 3-5 KB: a 50-query page stays wel
 
 # Failure kinds: the page's one line counts images per kind.
 NOT_READ = "not read (--no-check-images reads no archive)"
+NOT_FOUND = "not found"  # the builder could not find the archive or folder: its message is the detail
 MISSING = "missing"
 NOT_AN_IMAGE = "not an image Pillow can read"
 TOO_LARGE = "over Pillow's MAX_IMAGE_PIXELS"

@@ -22,6 +22,7 @@ class ScoringRequest:
     breakdown: bool = False  # also the means per group (category, task)
     ignore_unknown_queries: bool = False  # set aside entries of queries that are not the benchmark's
     trec_order: str = "score"  # TREC runs: 'score' (trec_eval's order) or 'rank' (the rank column)
+    missing_queries: str = "refuse"  # a judged query a run lacks: 'refuse' the run, or score it 'zero' (trec_eval -c)
 
     @property
     def sample(self) -> bool:

@@ -21,16 +21,19 @@ from mmrhub.scoring.runs.run import Run
 from mmrhub.scoring.runs.run import RunError
 from mmrhub.scoring.runs.source import STDIN
 from mmrhub.scoring.runs.validation import check_pool
+from mmrhub.scoring.runs.validation import missing_queries_of
 from mmrhub.scoring.runs.validation import validate
 
 
 @dataclass
 class Scored:
-    """One row of a table: a run (None for the oracle) and ``evaluate_run``'s result, per-query values included."""
+    """One row of a table: a run (None for the oracle) and ``evaluate_run``'s result, per-query values included;
+    ``missing``: the judged queries the run lacks, scored 0 (``--missing-queries zero``)."""
 
     name: str
     run: Optional[Run]
     result: dict
+    missing: int = 0
 
 
 def load_truth(request: ScoringRequest) -> Truth:
@@ -39,9 +42,16 @@ def load_truth(request: ScoringRequest) -> Truth:
 
 
 def read_valid_run(
-    truth: Truth, path, ignore_unknown_queries: bool = False, trec_order: str = "score", title: str = "the benchmark"
+    truth: Truth,
+    path,
+    ignore_unknown_queries: bool = False,
+    trec_order: str = "score",
+    title: str = "the benchmark",
+    missing_queries: str = "refuse",
+    hint: str = "",
 ):
-    """(run, its rankings aligned with ``truth.query_ids``); a RunError names every problem found."""
+    """(run, its rankings aligned with ``truth.query_ids``); a RunError names every problem found, and when the run
+    shares queries with the judgments yet does not fit them, ends with ``hint``."""
     run = read_run(path, trec_order)
     if run.format == "kaggle":
         restore_stripped_ids(run, truth.corpus_ids)
@@ -51,8 +61,11 @@ def read_valid_run(
                 "of ids, without scores."
             )
     if not ignore_unknown_queries:
-        refuse_foreign_run(run, truth, title)
-    return run, validate(run, truth, ignore_unknown_queries)
+        refuse_foreign_run(run, truth, title)  # its one line says what to do
+    try:
+        return run, validate(run, truth, ignore_unknown_queries, missing_queries)
+    except RunError as error:
+        raise RunError(f"{error}{hint}") from None
 
 
 def refuse_foreign_run(run: Run, truth: Truth, title: str) -> None:
@@ -103,7 +116,13 @@ def read_runs(request: ScoringRequest, truth: Truth) -> ReadRuns:
         key = Path(path).resolve()
         if key not in read:
             read[key] = read_valid_run(
-                truth, path, request.ignore_unknown_queries, request.trec_order, request.benchmark.title
+                truth,
+                path,
+                request.ignore_unknown_queries,
+                request.trec_order,
+                request.benchmark.title,
+                request.missing_queries,
+                sample_hint(request, truth),
             )
         return read[key]
 
@@ -115,17 +134,35 @@ def read_runs(request: ScoringRequest, truth: Truth) -> ReadRuns:
     return ReadRuns(rows, None if request.oracle is None else read_once(request.oracle)[1])
 
 
+def sample_hint(request: ScoringRequest, truth: Truth) -> str:
+    """The line a refused run gets when the bundled sample was scored: most likely, --data-dir was forgotten."""
+    if not request.sample:
+        return ""
+    return (
+        f"\nThe bundled {request.benchmark.title} sample ({len(truth.query_ids)} queries) was scored, as no "
+        "--data-dir was given: pass --data-dir DIR to score the run against the benchmark's data."
+    )
+
+
 def score_runs(request: ScoringRequest, truth: Truth) -> list:
     """A row per run file (named by ``request.names`` or the file stem), then the oracle row if asked for."""
     benchmark, options = request.benchmark, request.measure_options
     read = read_runs(request, truth)
     groups = truth.groups() if request.breakdown else None
-    rows = [Scored(name, run, score(benchmark, truth, rankings, options, groups)) for name, run, rankings in read.rows]
+    rows = [
+        Scored(name, run, score(benchmark, truth, rankings, options, groups), missing_count(request, run, truth))
+        for name, run, rankings in read.rows
+    ]
     name_rows(rows)
     if read.oracle_baseline is not None:
         rankings = benchmark.oracle(truth.judgments, read.oracle_baseline, **oracle_keywords(request))
         rows.append(Scored(ORACLE_NAME, None, score(benchmark, truth, rankings, options, groups)))
     return rows
+
+
+def missing_count(request: ScoringRequest, run: Run, truth: Truth) -> int:
+    """How many judged queries ``run`` lacks, each scored 0 (only ``--missing-queries zero`` lets a run lack any)."""
+    return len(missing_queries_of(run, truth)) if request.missing_queries == "zero" else 0
 
 
 def oracle_keywords(request: ScoringRequest) -> dict:

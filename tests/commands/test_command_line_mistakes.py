@@ -185,16 +185,58 @@ def test_trec_scores_that_contradict_the_rank_column_are_noted(capsys, tmp_path)
     code, _, err = run_cli(capsys, "evaluate", "mipr", run)
     assert code == 0
     assert (
-        f"note: {run} is ordered by score as trec_eval does; the rank column disagrees for 3 queries; pass "
-        "--trec-order rank to follow it."
+        f"note: {run} is ordered by score as trec_eval does; its rank column contradicts the scores (a higher score "
+        "at a worse rank) in 3 queries; pass --trec-order rank to follow the rank column instead."
     ) in err
+
+
+def ranx_trec(entries, path):
+    """A TREC run as ranx's ``Run.save("run.trec")`` writes it (ranx 0.3): lines numbered by ranx's own sort, score
+    descending with ties in the order given, tag ``None``, no final newline."""
+    lines = []
+    for entry in entries:
+        ranked = sorted(entry["ranked"], key=lambda item: -item["score"])  # stable: ties keep their order
+        lines += [f"{entry['qid']} Q0 {item['did']} {rank} {item['score']} None" for rank, item in enumerate(ranked, 1)]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+@pytest.mark.slow  # ranx compiles with numba on import
+def test_ranx_trec_writes_what_ranx_writes(tmp_path):
+    from ranx import Run
+
+    entries = [{"qid": "7", "ranked": [{"did": d, "score": s} for d, s in (("b", 0.5), ("a", 1.0), ("c", 0.5))]}]
+    Run({"7": {"b": 0.5, "a": 1.0, "c": 0.5}}).save(str(tmp_path / "saved.trec"))
+    assert ranx_trec(entries, tmp_path / "ours.trec").read_text() == (tmp_path / "saved.trec").read_text()
+
+
+def test_tied_scores_numbered_in_another_order_are_no_contradiction(capsys, tmp_path):
+    entries = json.loads(EMBEDDING.read_text())
+    for entry in entries:  # scores in steps of five positions: ties, which ranx numbers in docid ascending order
+        entry["ranked"] = sorted(entry["ranked"], key=lambda item: item["did"])
+        for position, item in enumerate(entry["ranked"]):
+            item["score"] = 1 - position // 5 / 10
+    run = ranx_trec(entries, tmp_path / "ranx.trec")
+    code, out, err = run_cli(capsys, "evaluate", "mipr", run)
+    assert code == 0 and "note:" not in err, err
+    # trec_eval breaks the ties by docid descending; the rank column (docid ascending in a tie) is not followed
+    by_rank = scores_of(capsys, "evaluate", "mipr", run, "--trec-order", "rank")
+    assert scores_of(capsys, "evaluate", "mipr", run) != by_rank
+    one = entries[0]["ranked"][0]["score"]
+    inverted = run.read_text().replace(f" 2 {one} None", " 2 5.0 None", 1)  # rank 2 scored above rank 1
+    run.write_text(inverted)
+    code, _, err = run_cli(capsys, "evaluate", "mipr", run)
+    assert code == 0 and "contradicts the scores (a higher score at a worse rank) in 1 queries" in err
 
 
 def test_trec_order_rank_follows_the_rank_column_and_notes_the_scores(capsys, tmp_path):
     run = rank_column_contradicted(tmp_path)
     code, _, err = run_cli(capsys, "evaluate", "mipr", run, "--trec-order", "rank")
     assert code == 0
-    assert f"note: {run} is ordered by its rank column (--trec-order rank); its scores disagree for 3 queries." in err
+    assert (
+        f"note: {run} is ordered by its rank column (--trec-order rank); its scores contradict it (a higher score at "
+        "a worse rank) in 3 queries."
+    ) in err
     by_rank = scores_of(capsys, "evaluate", "mipr", run, "--trec-order", "rank")
     assert by_rank == scores_of(capsys, "evaluate", "mipr", EMBEDDING) != scores_of(capsys, "evaluate", "mipr", run)
 
@@ -276,3 +318,46 @@ def test_the_executable_exits_with_the_commands_code_and_all_its_output(tmp_path
         text=True,
     )
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "name the run files to score" in bad.stderr
+
+
+def test_a_full_scale_run_scored_against_the_sample_says_to_pass_data_dir(capsys, tmp_path):
+    entries = json.loads(EMBEDDING.read_text())
+    queries = len(entries)
+    extra = [{"qid": str(qid), "ranked": entries[0]["ranked"]} for qid in range(queries + 1, queries + 51)]
+    path = tmp_path / "full.json"
+    path.write_text(json.dumps(entries + extra))
+    code, out, err = run_cli(capsys, "evaluate", "mipr", path)
+    assert code == 1 and out == ""
+    assert f"{path} does not fit the benchmark: 50 problem(s):" in err
+    assert err.splitlines()[-1] == (
+        f"The bundled MIPR sample ({queries} queries) was scored, as no --data-dir was given: pass --data-dir DIR to "
+        "score the run against the benchmark's data."
+    )
+    code, out, err = run_cli(capsys, "evaluate", "mipr", path, "--data-dir", MIPR_DIR)
+    assert code == 1 and "--data-dir" not in err  # a folder was given: the sample is not the cause
+
+
+def test_a_relative_data_dir_is_named_as_given(capsys, tmp_path, monkeypatch):
+    data_dir = shutil.copytree(MIPR_DIR, tmp_path / "mipr")
+    path = data_dir / "mipr_annotation.jsonl"
+    path.write_text(path.read_text(encoding="utf-8").replace('"L1"', '"L9"', 1), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    err = one_line_error(capsys, "evaluate", "mipr", EMBEDDING, "--data-dir", "mipr")
+    assert err.startswith("mmrhub evaluate: error: mipr/mipr_annotation.jsonl idx ") and str(tmp_path) not in err
+    code, _, err = run_cli(capsys, "info", "mipr", "--data-dir", "./mipr/")  # the builder's error, datasets' progress
+    assert code == 1 and err.splitlines()[-1].startswith("mmrhub info: error: mipr/mipr_annotation.jsonl idx ")
+    assert str(tmp_path) not in err
+
+
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ('[{"qid": "1", "ranked": [{"did": "ab', "Unterminated string starting at line 1, column 34"),
+        ('[{"qid": "1",\n "ranked": [', "Expecting value"),
+    ],
+)
+def test_a_truncated_json_run_says_where_and_that_it_ends_early(capsys, tmp_path, text, reason):
+    run = tmp_path / "cut.json"
+    run.write_text(text, encoding="utf-8")
+    err = one_line_error(capsys, "evaluate", "mipr", run)
+    assert f"not valid JSON ({reason}; the file ends first: is it cut short?)." in err

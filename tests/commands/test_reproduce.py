@@ -161,8 +161,9 @@ def test_the_sample_cannot_decide_and_says_so(capsys, tmp_path):
     code, out = reproduce(capsys, tmp_path, None)
     assert code == 0
     assert out == [
-        "The bundled sample cannot decide the readings: its runs are simulated, not the runs behind the MIPR "
-        "paper's table, so no reading can be confirmed or excluded on it. Give --data-dir with the official data.",
+        "The bundled sample cannot decide between the interpretations: its runs are simulated, not the runs behind "
+        "the MIPR paper's table, so no interpretation can be confirmed or excluded on it. Give --data-dir with the "
+        "official data.",
         "For illustration only, on the sample's simulated runs:",
         "  None of 64 combinations reproduces all 19 numbers of the MIPR paper's table; the 64 closest, tied, match 0.",
     ]

@@ -206,6 +206,6 @@ def test_the_page_says_what_was_computed(tmp_path, capsys):
     assert run_report("mipr", EMBEDDING, "-o", out, "--no-l1", "skip") == 0
     stdout = capsys.readouterr().out
     html = out.read_text(encoding="utf-8")
-    assert "Readings other than the defaults: --no-l1 skip." in html
+    assert "Options other than the defaults: --no-l1 skip." in html
     assert "Means over fewer than the 27 scored queries: R-L1@10 over 26, SC-R-L1@10 over 26" in html
-    assert "_Readings other than the defaults: --no-l1 skip._" in stdout
+    assert "_Options other than the defaults: --no-l1 skip._" in stdout

@@ -2,6 +2,7 @@
 
 import io
 import json
+import re
 import shutil
 
 import pytest
@@ -172,3 +173,47 @@ def test_an_unwritable_cache_is_skipped(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     page, _, err = report(tmp_path, capsys, "mipr", EMBEDDING, "--queries", "1")
     assert len(page.images) > 10 and page.placeholders == [] and "note:" not in err
+
+
+def test_mipr_tables_without_images_give_a_page_without_no_check_images(tmp_path, capsys):
+    data = tables_only(MIPR_DIR, tmp_path / "mipr")
+    page, out, err = report(tmp_path, capsys, "mipr", EMBEDDING, "--data-dir", data, "--queries", "2")
+    assert page.tables["scores"] == markdown_rows(out)
+    assert page.images == [] and len(page.placeholders) == 2 + len(page.figures)
+    shown = {p["title"].split(": ", 1)[0] for p in page.placeholders}
+    assert all(p["title"].startswith(f"{p['title'].split(': ', 1)[0]}: {data / 'images'}/") for p in page.placeholders)
+    assert all(p["title"].endswith(" is missing") and p["role"] == "img" for p in page.placeholders)
+    assert page.notice.startswith(f"{len(shown)} image(s) could not be shown: {len(shown)} missing (e.g. ")
+    assert "DATA_DIR/images/" in page.notice
+    assert [line for line in err.splitlines() if line.startswith("note: ")] == [f"note: {page.notice}"]
+
+
+def test_m2kr_without_the_passage_archives_shows_the_query_images(tmp_path, capsys):
+    data = tables_only(
+        M2KR_DIR, tmp_path / "m2kr", keep=lambda path: path.suffix == ".parquet" or path.suffix == ".zip"
+    )
+    assert (data / "query_images.zip").is_file() and not list(data.glob("Web_Image*"))
+    page, _, err = report(tmp_path, capsys, "m2kr", M2KR_RUN, "--data-dir", data, "--queries", "3")
+    assert len(page.images) == 3 and all(image["class"] == "query-image" for image in page.images)
+    assert len(page.placeholders) == len(page.figures) > 0  # every passage, none of the queries
+    reasons = {p["title"].split(": ", 1)[1] for p in page.placeholders}
+    assert len(reasons) == 1 and reasons.pop().startswith("challenge_passage: archive Web_Image.zip.001, ")
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert html.count(">no image: not found</span>") == len(page.placeholders)
+    shown = len({p["title"].split(": ", 1)[0] for p in page.placeholders})
+    assert page.notice.startswith(f"{shown} image(s) could not be shown: {shown} not found (e.g. ")
+    assert "; challenge_passage: archive Web_Image.zip.001, " in page.notice and "(--images-dir)" in page.notice
+    assert [line for line in err.splitlines() if line.startswith("note: ")] == [f"note: {page.notice}"]
+
+
+def test_plot_text_stays_text_and_names_cjk_fonts(tmp_path, capsys):
+    page, _, _ = report(tmp_path, capsys, "mipr", EMBEDDING, RERANKER, "--queries", "1")
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    stack = '"Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Micro Hei", "Microsoft YaHei", "PingFang SC"'
+    assert f"body {{ font-family: system-ui, {stack}, sans-serif;" in html
+    tops = {row["treecate_full_path"].split("-")[0] for row in read_jsonl(MIPR_DIR / "mipr_corpus.jsonl")}
+    texts = re.findall(r"<text ([^>]*)>([^<]*)</text>", html)
+    drawn = [text for _, text in texts]
+    assert len(texts) > 30 and sum(any(text.startswith(f"{top} (") for text in drawn) for top in tops) >= 5
+    assert all("'DejaVu Sans', 'Noto Sans CJK SC', 'Source Han Sans SC', 'WenQuanYi Micro Hei'" in a for a, _ in texts)
+    assert 'id="DejaVuSans-' not in html  # no glyph outlines (svg.fonttype "path" defines one per character)

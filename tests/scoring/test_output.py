@@ -21,7 +21,7 @@ def run_cli(capsys, *argv):
 
 def test_defaults_add_no_reading_line(capsys):
     code, out, _ = run_cli(capsys, "evaluate", "mipr", EMBEDDING)
-    assert code == 0 and "Readings other than the defaults" not in out
+    assert code == 0 and "Options other than the defaults" not in out
     assert "_Means over fewer than the 27 scored queries: SC-R-L1@10* over 19._" in out
 
 
@@ -31,7 +31,7 @@ def test_non_default_readings_and_smaller_means_are_said(capsys, tmp_path):
         capsys, "evaluate", "mipr", EMBEDDING, "--no-l1", "skip", "--category", "leaf", "--json", out_json
     )
     assert code == 0
-    assert "_Readings other than the defaults: --no-l1 skip, --category leaf._" in out
+    assert "_Options other than the defaults: --no-l1 skip, --category leaf._" in out
     assert (
         "_Means over fewer than the 27 scored queries: R-L1@10 over 26, SC-R-L1@10 over 26, SC-R-L1@10* over 19._"
         in out
@@ -43,7 +43,7 @@ def test_non_default_readings_and_smaller_means_are_said(capsys, tmp_path):
 
 def test_a_non_default_m2kr_variant_list_is_said(capsys):
     code, out, _ = run_cli(capsys, "evaluate", "m2kr", M2KR_RUN, "--variants", "recall,hit")
-    assert code == 0 and "_Readings other than the defaults: --variants recall,hit._" in out
+    assert code == 0 and "_Options other than the defaults: --variants recall,hit._" in out
 
 
 def test_runs_with_the_same_stem_get_distinct_rows_and_a_note(capsys, tmp_path):

@@ -42,13 +42,21 @@ def computed_caption(request: ScoringRequest, rows) -> str:
     readings = non_default_readings(request)
     if readings:
         shown = ", ".join(f"--{name.replace('_', '-')} {_flag_value(value)}" for name, value in readings.items())
-        lines.append(f"Readings other than the defaults: {shown}.")
+        lines.append(f"Options other than the defaults: {shown}.")
     averaged = queries_averaged(rows[0]) if rows else {}
     if averaged:
         total = len(rows[0].result["per_query"]["query_id"])
         counts = ", ".join(f"{name} over {count}" for name, count in averaged.items())
         lines.append(f"Means over fewer than the {total} scored queries: {counts}.")
-    return "".join(f"\n\n_{line}_" for line in lines)
+    return "".join(f"\n\n_{line}_" for line in lines) + missing_caption(rows)
+
+
+def missing_caption(rows) -> str:
+    """The line on the judged queries runs lacked and that were scored 0 (``--missing-queries zero``), or ''."""
+    lacking = [f"{row.name} {row.missing}" for row in rows if getattr(row, "missing", 0)]
+    if not lacking:
+        return ""
+    return f"\n\n_Judged queries missing from a run, scored 0 (--missing-queries zero): {', '.join(lacking)}._"
 
 
 def _flag_value(value) -> str:

@@ -27,3 +27,13 @@ def trec_eval_sort(query, score32: np.ndarray, dids: pa.Array) -> np.ndarray:
     """Indices that group the entries by query code, each query in trec_eval's order (the sort is stable)."""
     table = pa.table({"query": query, "score": score32, "docid": dids})
     return pc.sort_indices(table, sort_keys=_KEYS).to_numpy()
+
+
+def queries_with_inversions(query: np.ndarray, ranks: np.ndarray, score32: np.ndarray) -> int:
+    """How many queries have a score inversion: a line of a lower (better) rank with a lower score than a line of a
+    higher rank. Ties contradict nothing: equal scores in any rank order, or equal ranks (a constant column), are
+    no inversion, whatever order trec_eval's docid tie-break gives them."""
+    order = np.lexsort((-score32, ranks, query))  # by query, then rank, a rank's scores descending
+    query, ranks, score32 = query[order], ranks[order], score32[order]
+    inverted = (query[1:] == query[:-1]) & (ranks[1:] > ranks[:-1]) & (score32[1:] > score32[:-1])
+    return len(np.unique(query[1:][inverted]))

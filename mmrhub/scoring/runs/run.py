@@ -57,13 +57,15 @@ class Run:
         return f"{text} position {position + 1} ({origin})"
 
 
-def raise_problems(path: str, problems: list, what: str = "does not fit the benchmark", total: int = 0) -> None:
-    """Raise one RunError listing the first MAX_LISTED problems and how many more there are."""
+def raise_problems(
+    path: str, problems: list, what: str = "does not fit the benchmark", total: int = 0, hint: str = ""
+) -> None:
+    """Raise one RunError listing the first MAX_LISTED problems and how many more there are, then ``hint``."""
     if problems:
         total = max(total, len(problems))
         listed = "\n  ".join(problems[:MAX_LISTED])
         more = f"\n  ... and {total - min(len(problems), MAX_LISTED)} more" if total > MAX_LISTED else ""
-        raise RunError(f"{path} {what}: {total} problem(s):\n  {listed}{more}")
+        raise RunError(f"{path} {what}: {total} problem(s):\n  {listed}{more}" + (f"\n{hint}" if hint else ""))
 
 
 def zero_based_offsets(lists: pa.ListArray) -> pa.Array:

@@ -10,6 +10,7 @@ import pyarrow.csv as pacsv
 from mmr_inputs import decode
 from mmr_inputs import first_line
 from mmrhub.scoring.runs.order import in_trec_eval_order
+from mmrhub.scoring.runs.order import queries_with_inversions
 from mmrhub.scoring.runs.order import single_precision
 from mmrhub.scoring.runs.order import trec_eval_sort
 from mmrhub.scoring.runs.run import Run
@@ -129,20 +130,17 @@ def _score_sort(codes, query, scores, dids):
 
 
 def _disagreement(path, order, query, ranks, scores) -> list:
-    """The note, if any, on the queries where the column not followed disagrees with the order scored."""
-    if order == "rank":
-        score = scores.to_numpy(zero_copy_only=False)  # TREC scores are never null
-        wrong = score[1:] > score[:-1]
-    else:
-        wrong = ranks[1:] < ranks[:-1]  # a constant rank column agrees with any order
-    disagree = len(np.unique(query[1:][wrong & (query[1:] == query[:-1])]))
-    if not disagree:
+    """The note, if any, on the queries where scores and ranks contradict each other (a higher score at a worse
+    rank). Ties are no contradiction: ranx and others number tied lines in their own order, not trec_eval's."""
+    inverted = queries_with_inversions(query, ranks, single_precision(scores))
+    if not inverted:
         return []
     if order == "rank":
         return [
-            f"{path} is ordered by its rank column (--trec-order rank); its scores disagree for {disagree} queries."
+            f"{path} is ordered by its rank column (--trec-order rank); its scores contradict it (a higher score at a "
+            f"worse rank) in {inverted} queries."
         ]
     return [
-        f"{path} is ordered by score as trec_eval does; the rank column disagrees for {disagree} queries; pass "
-        "--trec-order rank to follow it."
+        f"{path} is ordered by score as trec_eval does; its rank column contradicts the scores (a higher score at a "
+        f"worse rank) in {inverted} queries; pass --trec-order rank to follow the rank column instead."
     ]

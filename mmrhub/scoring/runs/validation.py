@@ -8,14 +8,18 @@ from mmrhub.scoring.runs.run import MAX_LISTED
 from mmrhub.scoring.runs.run import Run
 from mmrhub.scoring.runs.run import raise_problems
 
+MISSING_QUERIES = ("refuse", "zero")  # a judged query absent from a run: the run refused, or the query scored 0
 
-def validate(run: Run, truth, ignore_unknown_queries: bool = False) -> pa.ListArray:
+
+def validate(run: Run, truth, ignore_unknown_queries: bool = False, missing_queries: str = "refuse") -> pa.ListArray:
     """Check ``run`` against ``truth`` and return its rankings aligned with ``truth.query_ids``, their ids
     dictionary-encoded with ``truth.corpus_ids`` as the dictionary.
 
     Every judged query exactly once (queries without judgments may appear and are not scored), every id in the
     corpus and once per ranking, scores finite numbers. ``ignore_unknown_queries`` sets aside the entries of
     queries that are not the benchmark's (a Kaggle file holding another track's rows), with a note saying how many.
+    ``missing_queries="zero"`` gives a judged query the run lacks an empty ranking, so it scores 0 on every measure
+    and stays in the means, as trec_eval's ``-c`` counts it.
     """
     benchmark_queries = pa.concat_arrays([truth.query_ids, truth.unjudged_query_ids])
     known = pc.is_in(run.query_ids, value_set=benchmark_queries).to_numpy(zero_copy_only=False)
@@ -73,14 +77,26 @@ def validate(run: Run, truth, ignore_unknown_queries: bool = False) -> pa.ListAr
         scores = run.scores.values
         not_finite = pc.and_(scores.is_valid(), pc.invert(pc.is_finite(scores))).to_numpy(zero_copy_only=False)
         report(np.flatnonzero(not_finite), lambda i: f"{at(i)}: score {scores[i].as_py()!r} is not a finite number")
-    missing = pc.filter(truth.query_ids, pc.invert(pc.is_in(truth.query_ids, value_set=run.query_ids))).to_pylist()
+    missing = missing_queries_of(run, truth).to_pylist() if missing_queries == "refuse" else []
     found.append((len(missing), [f"query {qid!r}: missing from the run" for qid in missing[:MAX_LISTED]]))
-    raise_problems(run.path, [m for _, messages in found for m in messages], total=sum(n for n, _ in found))
-    # ids as codes into the corpus ids: a quarter of the strings' memory, and the metric's index needs no encoding
-    coded = pa.ListArray.from_arrays(
-        run.rankings.offsets, pa.DictionaryArray.from_arrays(corpus_codes, truth.corpus_ids)
+    hint = (
+        f"To score the {len(missing)} missing queries as 0 (as trec_eval -c does), pass --missing-queries zero."
+        if missing
+        else ""
     )
-    return coded.take(pc.index_in(truth.query_ids, value_set=run.query_ids))
+    raise_problems(run.path, [m for _, messages in found for m in messages], total=sum(n for n, _ in found), hint=hint)
+    # ids as codes into the corpus ids: a quarter of the strings' memory, and the metric's index needs no encoding;
+    # one empty ranking after the run's entries, for the judged queries it lacks (--missing-queries zero)
+    offsets = run.rankings.offsets
+    coded = pa.ListArray.from_arrays(
+        pa.concat_arrays([offsets, offsets[-1:]]), pa.DictionaryArray.from_arrays(corpus_codes, truth.corpus_ids)
+    )
+    return coded.take(pc.index_in(truth.query_ids, value_set=run.query_ids).fill_null(len(run.rankings)))
+
+
+def missing_queries_of(run: Run, truth) -> pa.Array:
+    """The judged queries ``run`` does not list."""
+    return pc.filter(truth.query_ids, pc.invert(pc.is_in(truth.query_ids, value_set=run.query_ids)))
 
 
 def _keep_entries(run: Run, keep) -> None:
