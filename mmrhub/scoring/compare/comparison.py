@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from mmrhub.scoring.compare.corrections import adjust
-from mmrhub.scoring.compare.significance import pair_tests
+from mmrhub.scoring.compare.significance import pairs_tests
 from mmrhub.scoring.output.tables import measure_names
 
 FAMILY = "per measure: the tests of one measure across all the pairs compared"
@@ -60,7 +60,8 @@ def compare_runs(rows: list, permutations: int, seed: int, correction: str = "ho
     tested = [name for name in first["per_query"] if name != "query_id"]
     order = list(dict.fromkeys(measure_names(first) + tested))  # the scores table's order
     pairs = [(rows[index_a], rows[index_b]) for index_a, index_b in index_pairs(len(rows), baseline)]
-    found = [pair_tests(a.result["per_query"], b.result["per_query"], tested, permutations, seed) for a, b in pairs]
+    # all pairs at once: one sign matrix for the command, not one per pair
+    found = pairs_tests([(a.result["per_query"], b.result["per_query"]) for a, b in pairs], tested, permutations, seed)
     corrected = {name: adjust([tests[name][3] for tests in found], correction) for name in tested}
     compared = []
     for number, ((a, b), tests) in enumerate(zip(pairs, found)):

@@ -1,4 +1,5 @@
-"""Paired randomisation test (sign flips of per-query differences), two-sided, one sign matrix for many measures."""
+"""Paired randomisation test (sign flips of per-query differences), two-sided: one sign matrix per number of
+queries, drawn once for every pair and measure of a command, and one matrix product per chunk of it."""
 
 import numpy as np
 
@@ -6,52 +7,71 @@ import numpy as np
 def paired_randomisation_ps(diffs, permutations: int = 10000, seed: int = 0, chunk: int = 1000) -> list:
     """p-value of each column's mean of ``diffs`` (queries x measures) under random sign flips of its rows, every
     column under the same flips; (hits + 1) / (permutations + 1), and 1.0 for a column of zeros."""
+    columns = np.asarray(diffs, dtype=float).T
+    return randomisation_ps(list(columns), permutations, seed, chunk)
+
+
+def randomisation_ps(columns: list, permutations: int = 10000, seed: int = 0, chunk: int = 1000) -> list:
+    """p-value of the mean of each 1-D array of ``columns`` (per-query differences) under random sign flips; the
+    columns of one length share one sign matrix, drawn once from ``seed``, so each p equals the one-column test's.
+    (hits + 1) / (permutations + 1), and 1.0 for a column of zeros."""
     if permutations < 1:
         raise ValueError(f"permutations must be at least 1, got {permutations}")
-    columns = np.asarray(diffs, dtype=float).T.copy()  # a contiguous row per measure
-    count = columns.shape[1]
-    tested = columns.any(axis=1)
-    if not tested.any():
-        return [1.0] * len(columns)
-    observed = [abs(column.mean()) - 1e-12 for column in columns]
-    rng = np.random.default_rng(seed)
-    hits = [0] * len(columns)
-    # chunks keep memory at chunk x queries; their sizes are part of the random stream, so they stay fixed
-    for start in range(0, permutations, chunk):
-        size = min(chunk, permutations - start)
-        signs = (rng.integers(0, 2, size=(size, count), dtype=np.int8) * 2 - 1).astype(float)
-        for index in np.flatnonzero(tested):
-            # one product per measure, as the single-measure test computes it, so the sums round alike
-            hits[index] += int((np.abs(signs @ columns[index]) / count >= observed[index]).sum())
-    return [(h + 1) / (permutations + 1) if t else 1.0 for h, t in zip(hits, tested)]
+    ps = [1.0] * len(columns)
+    by_length = {}
+    for index, column in enumerate(columns):
+        if column.any():
+            by_length.setdefault(len(column), []).append(index)
+    for count, indices in by_length.items():
+        matrix = np.column_stack([columns[index] for index in indices])
+        # each mean over its own contiguous copy, as the one-column test takes it, so it rounds alike
+        observed = np.array([abs(np.ascontiguousarray(columns[index]).mean()) - 1e-12 for index in indices])
+        hits = np.zeros(len(indices), dtype=np.int64)
+        rng = np.random.default_rng(seed)
+        buffer = np.empty((min(chunk, permutations), count))  # reused: a fresh one a chunk costs its page faults
+        # chunks keep memory at chunk x queries; their sizes are part of the random stream, so they stay fixed
+        for start in range(0, permutations, chunk):
+            size = min(chunk, permutations - start)
+            signs = np.multiply(rng.integers(0, 2, size=(size, count), dtype=np.int8), 2.0, out=buffer[:size])
+            signs -= 1.0
+            hits += (np.abs(signs @ matrix) / count >= observed).sum(axis=0)
+        for index, h in zip(indices, hits.tolist()):
+            ps[index] = (h + 1) / (permutations + 1)
+    return ps
 
 
 def paired_randomisation_p(a, b, permutations: int = 10000, seed: int = 0, chunk: int = 1000) -> float:
     """p-value of mean(b - a) under random swaps of each query's pair; (hits + 1) / (permutations + 1)."""
     diff = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
-    return paired_randomisation_ps(diff[:, None], permutations, seed, chunk)[0]
+    return randomisation_ps([diff], permutations, seed, chunk)[0]
 
 
 def pair_tests(a: dict, b: dict, measures: list, permutations: int, seed: int) -> dict:
-    """{measure: (mean A, mean B, B - A, p, queries)} of two runs' ``per_query`` columns, over the queries both
-    define (all None and 0 queries where none). Measures defined on the same queries share one sign matrix; each p
-    equals the single-measure test's for the same seed."""
-    columns = {}
-    for name in measures:
-        x = np.array([np.nan if v is None else v for v in a[name]], dtype=float)
-        y = np.array([np.nan if v is None else v for v in b[name]], dtype=float)
-        columns[name] = (x, y, ~(np.isnan(x) | np.isnan(y)))
-    by_queries = {}
-    for name, (_, _, defined) in columns.items():
-        by_queries.setdefault(defined.tobytes(), []).append(name)
-    tests = {}
-    for names in by_queries.values():
-        defined = columns[names[0]][2]
-        if not defined.any():
-            tests.update((name, (None, None, None, None, 0)) for name in names)
-            continue
-        diffs = np.column_stack([columns[name][1][defined] - columns[name][0][defined] for name in names])
-        for name, p in zip(names, paired_randomisation_ps(diffs, permutations, seed)):
-            mean_a, mean_b = (float(column[defined].mean()) for column in columns[name][:2])
-            tests[name] = (mean_a, mean_b, mean_b - mean_a, p, int(defined.sum()))
-    return {name: tests[name] for name in measures}
+    """``pairs_tests`` of one pair."""
+    return pairs_tests([(a, b)], measures, permutations, seed)[0]
+
+
+def pairs_tests(pairs: list, measures: list, permutations: int, seed: int) -> list:
+    """For each pair (A, B) of ``per_query`` columns: {measure: (mean A, mean B, B - A, p, queries)} over the
+    queries both define (all None and 0 queries where none). Every test of the same number of queries, across the
+    pairs and measures, shares one sign matrix; each p equals the single-measure test's for the same seed."""
+    found, columns, where = [], [], []
+    for number, (a, b) in enumerate(pairs):
+        tests = {}
+        for name in measures:
+            x = np.array([np.nan if v is None else v for v in a[name]], dtype=float)
+            y = np.array([np.nan if v is None else v for v in b[name]], dtype=float)
+            defined = ~(np.isnan(x) | np.isnan(y))
+            if not defined.any():
+                tests[name] = (None, None, None, None, 0)
+                continue
+            x, y = x[defined], y[defined]
+            mean_a, mean_b = float(x.mean()), float(y.mean())
+            tests[name] = (mean_a, mean_b, mean_b - mean_a, None, int(defined.sum()))
+            columns.append(y - x)
+            where.append((number, name))
+        found.append(tests)
+    for (number, name), p in zip(where, randomisation_ps(columns, permutations, seed)):
+        mean_a, mean_b, difference, _, queries = found[number][name]
+        found[number][name] = (mean_a, mean_b, difference, p, queries)
+    return [{name: tests[name] for name in measures} for tests in found]

@@ -1,6 +1,10 @@
 """The official JSON run ``[{"qid": ..., "ranked": [{"did": ..., "score": ...}]}]``, read by pyarrow's JSON reader;
 Python's json reads a refused file again to name the entry at fault."""
 
+import os
+import re
+from concurrent.futures import ThreadPoolExecutor
+
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as paj
@@ -16,28 +20,20 @@ _ENTRY = pa.struct([("qid", pa.string()), ("ranked", _RANKED)])
 # the JSON, or makes a second element, instead of adding a member that the reader would pass over.
 _JSON_SCHEMA = pa.schema([("run", pa.list_(pa.list_(_ENTRY)))])
 _JSON_PREFIX, _JSON_SUFFIX = b'{"run": [', b"]}\n"
+# A large run is parsed in pieces on every core: cut where one entry ends and the next begins (JSON's whitespace
+# only, a separator no longer than the wrapping a piece gets), each piece at least _PIECE_BYTES.
+_PIECE_PREFIX, _PIECE_SUFFIX = b'{"run": [[', b"]]}\n"
+_CUT = re.compile(rb'\}([ \t\n\r]{0,6},[ \t\n\r]{0,6}\{)[ \t\n\r]*"(?:qid|ranked)"')
+_PIECE_BYTES = 1 << 22
+_WORKERS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def read_json(source, bom: int) -> Run:
     """The official JSON run, each query in the order its list gives (the list is the ranking)."""
-    # pyarrow reads JSON Lines; the whole array inside the one field of one line is exactly that. The run is read
-    # once, into a buffer that already holds the wrapping, so the run costs its size plus its Arrow columns.
-    size = source.size(bom)
-    wrapped = bytearray(len(_JSON_PREFIX) + size + len(_JSON_SUFFIX))
-    wrapped[: len(_JSON_PREFIX)], wrapped[len(wrapped) - len(_JSON_SUFFIX) :] = _JSON_PREFIX, _JSON_SUFFIX
-    source.read_into(memoryview(wrapped)[len(_JSON_PREFIX) : len(_JSON_PREFIX) + size], bom)
     try:
-        table = paj.read_json(
-            pa.BufferReader(wrapped),
-            read_options=paj.ReadOptions(block_size=len(wrapped) + 1, use_threads=False),
-            parse_options=paj.ParseOptions(explicit_schema=_JSON_SCHEMA, unexpected_field_behavior="ignore"),
-        )
-        del wrapped
-        wrapping = table["run"].combine_chunks()
-        run = wrapping.flatten()
-        if len(wrapping) != 1 or wrapping.null_count or len(run) != 1 or run.null_count:
-            raise pa.ArrowInvalid("not one array")
-        entries = run.flatten()
+        entries = _read_in_pieces(source, bom)
+        if entries is None:
+            entries = _parse(_read_wrapped(source, bom))
         qids, ranked = pc.struct_field(entries, [0]), pc.struct_field(entries, [1])
         if entries.null_count or qids.null_count or ranked.null_count or ranked.values.null_count:
             raise pa.ArrowInvalid("nulls")
@@ -52,6 +48,93 @@ def read_json(source, bom: int) -> Run:
     offsets = zero_based_offsets(ranked)
     rankings = pa.ListArray.from_arrays(offsets, dids)
     return Run(source.name, "json", qids, rankings, pa.ListArray.from_arrays(offsets, scores))
+
+
+def _read_wrapped(source, bom: int) -> memoryview:
+    """The whole run inside the wrapping, read once into a buffer that already holds it, so that the run costs its
+    size plus its Arrow columns."""
+    size = source.size(bom)
+    wrapped = bytearray(len(_JSON_PREFIX) + size + len(_JSON_SUFFIX))
+    wrapped[: len(_JSON_PREFIX)], wrapped[len(wrapped) - len(_JSON_SUFFIX) :] = _JSON_PREFIX, _JSON_SUFFIX
+    source.read_into(memoryview(wrapped)[len(_JSON_PREFIX) : len(_JSON_PREFIX) + size], bom)
+    return memoryview(wrapped)
+
+
+def _parse(wrapped) -> pa.StructArray:
+    """The entries of one wrapped piece (``{"run": [`` + the run's array + ``]}``, or a slice of it between two
+    entries inside ``[[`` and ``]]``); ArrowInvalid unless it is valid JSON holding exactly one list of entries."""
+    # pyarrow reads JSON Lines; the piece inside the one field of one line is exactly that.
+    table = paj.read_json(
+        pa.BufferReader(pa.py_buffer(wrapped)),
+        read_options=paj.ReadOptions(block_size=len(wrapped) + 1, use_threads=False),
+        parse_options=paj.ParseOptions(explicit_schema=_JSON_SCHEMA, unexpected_field_behavior="ignore"),
+    )
+    wrapping = table["run"].combine_chunks()
+    run = wrapping.flatten()
+    if len(wrapping) != 1 or wrapping.null_count or len(run) != 1 or run.null_count:
+        raise pa.ArrowInvalid("not one array")
+    return run.flatten()
+
+
+def _read_in_pieces(source, bom: int):
+    """The entries of a run large enough to share out, parsed a piece per core; None for a run read whole.
+
+    The run is cut between two entries (``}, {"qid"``) into pieces that are wrapped in place, each inside
+    ``{"run": [[`` and ``]]}`` (the first and the last keep the run's own brackets). A piece parses only if it
+    starts and ends outside any string, at the run's level, so when every piece parses to one list, the pieces
+    joined by commas are the run: the whole file is valid and its entries are theirs, in order. A cut that is not
+    between entries, or a file that is not valid, fails some piece, and the run is read whole as before.
+    """
+    size = source.size(bom)
+    count = min(_WORKERS * 4, size // _PIECE_BYTES)
+    if count < 2:
+        return None
+    room = count * (len(_PIECE_PREFIX) + len(_PIECE_SUFFIX))
+    buffer = bytearray(len(_JSON_PREFIX) + size + room)
+    view = memoryview(buffer)
+    base = start = len(_JSON_PREFIX)
+    source.read_into(view[base : base + size], bom)
+    pieces = []  # (first byte, end) of each piece in the buffer as read
+    for number in range(1, count):
+        found = _CUT.search(buffer, max(start, base + size * number // count), base + size)
+        if found is None:
+            break
+        pieces.append((start, found.start() + 1))
+        start = found.end(1) - 1  # the next entry's "{"
+    if not pieces:
+        return None
+    pieces.append((start, base + size))
+    # Where each piece goes: after the previous piece, its "]]}\n" and this piece's '{"run": [['. A separator
+    # (", " and the spaces around it) is never longer than what the wrapping adds, so every piece moves right
+    # (or stays), and moving them from the last one keeps what is still to move intact.
+    places, end = [pieces[0][0]], pieces[0][1]
+    for first, last in pieces[1:]:
+        places.append(end + len(_PIECE_SUFFIX) + len(_PIECE_PREFIX))
+        end = places[-1] + last - first
+    for (first, last), place in reversed(list(zip(pieces, places))):
+        view[place : place + last - first] = view[first:last]
+    wrapped = []
+    for number, ((first, last), place) in enumerate(zip(pieces, places)):
+        prefix = _JSON_PREFIX if number == 0 else _PIECE_PREFIX
+        suffix = _JSON_SUFFIX if number == len(pieces) - 1 else _PIECE_SUFFIX
+        end = place + last - first
+        view[place - len(prefix) : place] = prefix
+        view[end : end + len(suffix)] = suffix
+        wrapped.append(view[place - len(prefix) : end + len(suffix)])
+    with ThreadPoolExecutor(_WORKERS) as pool:  # the parser lets go of the GIL
+        parsed = list(pool.map(_try_parse, wrapped))
+    del wrapped, view, buffer  # before the pieces' columns are joined
+    if any(entries is None for entries in parsed):
+        return None
+    return pa.concat_arrays(parsed)
+
+
+def _try_parse(wrapped):
+    """``_parse``, or None where pyarrow refuses the piece."""
+    try:
+        return _parse(wrapped)
+    except pa.ArrowInvalid:
+        return None
 
 
 def _read_json_slowly(path: str, data: bytes) -> Run:
