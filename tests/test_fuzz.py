@@ -7,12 +7,16 @@ fault; never a traceback or an unexpected exception type, never a changed input 
 import gzip
 import hashlib
 import json
+import os
 import re
 import shutil
+import stat
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
+from _interrupt_helpers import interrupted
 from _paths import M2KR_RUN
 from _paths import M2KR_SAMPLE
 from _paths import MIPR_EMBEDDING
@@ -31,6 +35,7 @@ SETTINGS = settings(
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
+M2KR_CONFIGS = ["challenge_answers", "challenge_data", "challenge_passage"]
 UNEXPECTED = re.compile(r"\((\w+Error|\w+Exception); run `mmrhub --debug")
 
 
@@ -205,3 +210,214 @@ def test_damaged_archives(capsys, tmp_path_factory, data, part):
     if code == 0:  # the damage missed every byte the checks read: the images must still decode or be refused
         out = tmp_path_factory.mktemp("out") / "x"
         holds_the_invariants(capsys, ["export", "m2kr", out, "--data-dir", folder], parts, [folder], success="wrote")
+
+
+# --- outputs onto what may not be replaced -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def data_copies(tmp_path_factory):
+    """Copies of both samples (images and archives included), shared by the examples: nothing may change them."""
+    root = tmp_path_factory.mktemp("targets")
+    return shutil.copytree(MIPR_SAMPLE, root / "mipr"), shutil.copytree(M2KR_SAMPLE, root / "m2kr")
+
+
+def special_target(kind: str, folder: Path, mipr: Path, m2kr: Path) -> Path:
+    """A target of ``kind`` that no output may replace."""
+    if kind == "fifo":
+        os.mkfifo(folder / "out.json")
+    elif kind == "device":
+        try:
+            os.mknod(folder / "out.json", 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # a /dev/null of the test's own
+        except PermissionError:
+            os.mkfifo(folder / "out.json")
+    elif kind == "folder":
+        (folder / "out.json").mkdir()
+    elif kind == "link to a fifo":
+        os.mkfifo(folder / "fifo")
+        (folder / "out.json").symlink_to(folder / "fifo")
+    elif kind == "link loop":
+        (folder / "out.json").symlink_to(folder / "loop")
+        (folder / "loop").symlink_to(folder / "out.json")
+    elif kind == "link to an image":
+        (folder / "out.json").symlink_to(mipr / "images" / "query_images" / "3.jpg")
+    else:
+        return {
+            "query image": mipr / "images" / "query_images" / "1.jpg",
+            "product image": next((mipr / "images" / "product_images").glob("*.jpg")),
+            "new file among the images": mipr / "images" / "query_images" / "scores.json",
+            "the judgments": mipr / "mipr_annotation.jsonl",
+            "the run": mipr / "baseline" / MIPR_EMBEDDING.name,
+            "an archive part": m2kr / "Web_Image.zip.002",
+        }[kind]
+    return folder / "out.json"
+
+
+def kind_and_bytes(path: Path):
+    """What a path is (without following a link) and, for a file, its bytes."""
+    mode = os.lstat(path).st_mode if os.path.lexists(path) else None
+    return mode and stat.S_IFMT(mode), path.read_bytes() if mode and stat.S_ISREG(mode) else None
+
+
+TARGET_KINDS = [
+    "fifo",
+    "device",
+    "folder",
+    "link to a fifo",
+    "link loop",
+    "link to an image",
+    "query image",
+    "product image",
+    "new file among the images",
+    "the judgments",
+    "the run",
+    "an archive part",
+]
+
+
+@pytest.mark.slow
+@settings(SETTINGS, max_examples=24)
+@given(kind=st.sampled_from(TARGET_KINDS), command=st.sampled_from(["evaluate", "oracle", "compare", "report"]))
+def test_outputs_onto_special_files_and_inputs_are_refused(capsys, tmp_path_factory, data_copies, kind, command):
+    if command == "report":
+        pytest.importorskip("matplotlib")
+    mipr, m2kr = data_copies
+    folder = tmp_path_factory.mktemp("out")
+    target = special_target(kind, folder, mipr, m2kr)
+    run = mipr / "baseline" / MIPR_EMBEDDING.name
+    benchmark, data = ("m2kr", m2kr) if kind == "an archive part" else ("mipr", mipr)
+    if benchmark == "m2kr":
+        run = M2KR_RUN
+    argv = {
+        "evaluate": [command, benchmark, run, "--json", target],
+        "oracle": [command, benchmark, run, "--json", target],
+        "compare": [command, benchmark, run, run, "--permutations", "20", "--json", target],
+        "report": [command, benchmark, run, "-o", target, "--queries", "1"],
+    }[command]
+    before = kind_and_bytes(target), digest(mipr), digest(m2kr)
+    code = main([*map(str, argv), "--data-dir", str(data)])
+    err = capsys.readouterr().err
+    assert code == 1, (kind, command, err)
+    assert f" {target}: " in err.splitlines()[-1] and "Traceback" not in err, err
+    assert (kind_and_bytes(target), digest(mipr), digest(m2kr)) == before
+
+
+# --- tables without rows -----------------------------------------------------------------------------------------
+
+
+@settings(SETTINGS, max_examples=12)
+@given(
+    table=st.sampled_from(["mipr_annotation.jsonl", "mipr_query.jsonl", "mipr_corpus.jsonl", *M2KR_CONFIGS]),
+    blank=st.sampled_from(["", "\n", "\n\n  \n", "\r\n"]),
+    command=st.sampled_from(["evaluate", "info"]),
+)
+def test_tables_without_rows_are_refused_alike_by_scoring_and_the_builders(
+    capsys, tmp_path_factory, table, blank, command
+):
+    folder = tmp_path_factory.mktemp("empty") / "data"
+    if table in M2KR_CONFIGS:
+        shutil.copytree(M2KR_SAMPLE, folder, ignore=shutil.ignore_patterns("*.zip*"))
+        path = next((folder / table).glob("train-*.parquet"))
+        schema = pq.read_schema(path)
+        pq.write_table(schema.empty_table(), path)  # the blank text has no meaning for Parquet
+        benchmark, run = "m2kr", folder / "baseline" / M2KR_RUN.name
+    else:
+        shutil.copytree(MIPR_SAMPLE, folder, ignore=shutil.ignore_patterns("images"))
+        path = folder / table
+        path.write_text(blank)
+        benchmark, run = "mipr", folder / "baseline" / MIPR_EMBEDDING.name
+    argv = ["evaluate", benchmark, run] if command == "evaluate" else ["info", benchmark, "--no-check-images"]
+    before = digest(folder)
+    assert main([*map(str, argv), "--data-dir", str(folder)]) == 1
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith(f"mmrhub {command}: error: {path}: no r"), last
+    assert "has at least one; the file was written empty or cut short." in last
+    assert digest(folder) == before
+
+
+# --- Ctrl-C at random moments ------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@settings(SETTINGS, max_examples=4)
+@given(delay=st.floats(0.0, 1.6), command=st.sampled_from(["evaluate", "oracle", "info"]))
+def test_ctrl_c_at_a_random_moment_exits_130_with_one_line_or_finishes(delay, command):
+    argv = {"evaluate": [command, "mipr", MIPR_EMBEDDING], "oracle": [command, "mipr", MIPR_EMBEDDING]}.get(
+        command, [command, "mipr"]
+    )
+    code, out, err = interrupted(argv, delay)
+    done = code == 0 and ("| System |" in out or "rows" in out)
+    assert done or (code, err) == (130, "mmrhub: interrupted\n"), (delay, command, code, err)
+
+
+# --- metric-module arguments of wrong types and shapes -----------------------------------------------------------
+
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 2000),
+    st.floats(allow_nan=True),
+    st.text(max_size=4),
+    st.binary(max_size=3),
+)
+SHAPES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.tuples(inner), max_leaves=8)
+
+
+def valid_cutoffs(k) -> bool:
+    def cutoff(value):
+        return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 1000
+
+    return cutoff(k) or (isinstance(k, (list, tuple)) and len(k) > 0 and all(map(cutoff, k)))
+
+
+def valid_rankings(predictions) -> bool:
+    return (
+        isinstance(predictions, (list, tuple))
+        and len(predictions) == 1
+        and isinstance(predictions[0], (list, tuple))
+        and all(isinstance(item, str) for item in predictions[0])
+    )
+
+
+@pytest.fixture(scope="module")
+def metric_modules():
+    import evaluate
+
+    from mmrhub.metrics import METRICS
+
+    return {name: evaluate.load(str(METRICS / name)) for name in ("mipr", "m2kr")}
+
+
+@pytest.mark.slow
+@settings(SETTINGS, max_examples=40)
+@given(
+    name=st.sampled_from(["mipr", "m2kr"]),
+    k=st.one_of(SHAPES, st.lists(st.integers(-2, 1200), max_size=3)),
+    per_query=SCALARS,
+    variants=st.one_of(SHAPES, st.lists(st.sampled_from(["recall", "hit", "strict", "mrr"]), max_size=3)),
+    predictions=st.one_of(SHAPES, st.lists(st.lists(st.text(max_size=2), max_size=3), min_size=1, max_size=1)),
+)
+def test_metric_arguments_of_wrong_types_and_shapes(metric_modules, name, k, per_query, variants, predictions):
+    columns = {"references": [["a"]]} | ({"grades": [["L1"]], "categories": [["x"]]} if name == "mipr" else {})
+    options = {"k": k, "per_query": per_query} | ({"variants": variants} if name == "m2kr" else {})
+    known = {"recall", "hit", "strict"}
+    valid = {
+        "predictions": valid_rankings(predictions),
+        "k": valid_cutoffs(k),
+        "per_query": isinstance(per_query, bool),
+        "variants": name == "mipr"
+        or (isinstance(variants, (list, tuple)) and len(variants) > 0 and all(v in known for v in variants)),
+    }
+    try:
+        result = metric_modules[name].compute(predictions=predictions, **columns, **options)
+    except ValueError as err:
+        assert not all(valid.values()), err
+        named = [argument for argument, ok in valid.items() if not ok]
+        assert any(str(err).startswith(f"{argument}: ") for argument in named) or "predictions" in named, str(err)
+        return
+    assert all(valid.values()), (valid, result)
+    assert all(
+        value is None or 0.0 <= value <= 1.0
+        for key, value in result.items()
+        if key != "per_query" and isinstance(value, float)
+    )

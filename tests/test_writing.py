@@ -126,12 +126,14 @@ def test_the_writer_itself_never_replaces_a_fifo(tmp_path):
 
 
 @pytest.mark.parametrize("image", ["images/query_images/1.jpg", "images/product_images/new.json"])
-def test_json_onto_the_sample_images_is_refused(image, capsys):
-    target = SAMPLE / image
+def test_json_onto_the_data_images_is_refused(image, capsys, tmp_path):
+    data = shutil.copytree(SAMPLE, tmp_path / "mipr")
+    target = data / image
     before = target.read_bytes() if target.exists() else None
-    assert main(["evaluate", "mipr", str(EMBEDDING), "--json", str(target)]) == 1
+    run = data / "baseline" / EMBEDDING.name
+    assert main(["evaluate", "mipr", str(run), "--data-dir", str(data), "--json", str(target)]) == 1
     err = capsys.readouterr().err
-    assert f"--json {target}: is {SAMPLE / 'images'}, one of this command's inputs; write elsewhere." in err
+    assert f"--json {target}: is {data / 'images'}, one of this command's inputs; write elsewhere." in err
     assert (target.read_bytes() if target.exists() else None) == before
 
 

@@ -132,9 +132,12 @@ def check_batch(batch: dict, module: str):
             f"{module}: {', '.join(missing)} missing; every batch needs {', '.join(batch)} together (pass them all "
             "to the same add_batch or compute call)"
         )
+    rows = {}
     for name, column in batch.items():
-        if not isinstance(column, (pa.Array, pa.ChunkedArray)):
-            string_lists(column, name)
+        rows[name] = len(column if isinstance(column, (pa.Array, pa.ChunkedArray)) else string_lists(column, name)[0])
+    if len(set(rows.values())) > 1:
+        counts = ", ".join(f"{name} {count}" for name, count in rows.items())
+        raise ValueError(f"{module}: rows per column differ ({counts}); every column has one row per query")
 
 
 class Pairs:

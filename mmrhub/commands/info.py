@@ -3,6 +3,7 @@
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.commands.arguments import add_build_arguments
 from mmrhub.commands.arguments import build_options
+from mmrhub.writing import check_target
 
 
 def register(subparsers):
@@ -22,6 +23,8 @@ def run(args) -> int:
     if args.dataset_infos:
         from mmrhub.export.dataset_infos import write_dataset_infos
 
+        samples = [path for benchmark in BENCHMARKS.values() for path in benchmark.judgment_files(benchmark.sample_dir)]
+        check_target(args.dataset_infos, "--dataset-infos", samples, example="dataset_infos.json")  # it reads them
         write_dataset_infos(args.dataset_infos, BENCHMARKS.values())
         print(f"wrote {args.dataset_infos}")
         return 0

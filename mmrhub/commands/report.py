@@ -70,8 +70,9 @@ def run(args) -> int:
         query_ids=tuple(args.query_ids or ()),
         builder_options=build_options(args.benchmark, args),
     )
-    output = check_target(args.output, "-o", request.scoring.inputs, example="report.html")
-    check_json_target(args.json, request.scoring.inputs)
+    inputs = [*request.scoring.inputs, *([args.images_dir] if getattr(args, "images_dir", None) else [])]
+    output = check_target(args.output, "-o", inputs, example="report.html")
+    check_json_target(args.json, inputs)
     truth = load_truth(request.scoring)
     page, rows, missing = build_report(request, truth)
     print_notes(truth, rows)

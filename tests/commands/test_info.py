@@ -56,3 +56,17 @@ def test_a_mipr_table_without_records_is_refused_by_evaluate_as_by_info(capsys, 
     assert capsys.readouterr() == ("", f"mmrhub evaluate: error: {message}\n")
     assert main(["info", "mipr", "--data-dir", str(data_dir)]) == 1
     assert capsys.readouterr().err.splitlines()[-1] == f"mmrhub info: error: {message}"
+
+
+def test_dataset_infos_onto_a_sample_image_is_refused(capsys):
+    from mmrhub.data import SAMPLES
+
+    image = SAMPLES / "mipr" / "images" / "query_images" / "2.jpg"
+    before = image.read_bytes()
+    assert main(["info", "--dataset-infos", str(image)]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        f"mmrhub info: error: --dataset-infos {image}: is {SAMPLES / 'mipr' / 'images'}, one of this command's "
+        "inputs; write elsewhere.\n"
+    )
+    assert image.read_bytes() == before

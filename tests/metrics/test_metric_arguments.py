@@ -120,3 +120,11 @@ def test_the_command_and_the_module_refuse_a_cutoff_in_the_same_words(modules, c
     with pytest.raises(ValueError) as error:
         compute(modules, "m2kr", k=[5000])
     assert str(error.value) == f"k: {command}" == "k: expected a whole number from 1 to 1,000, got 5,000"
+
+
+def test_columns_of_different_lengths_are_refused(modules):
+    with pytest.raises(ValueError) as error:
+        modules["m2kr"].compute(predictions=[], references=[["a"]])
+    assert str(error.value) == (
+        "m2kr: rows per column differ (predictions 0, references 1); every column has one row per query"
+    )
