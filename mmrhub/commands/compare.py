@@ -27,8 +27,8 @@ DESCRIPTION = """\
 Each pair of runs (A before B on the command line), or each run against --baseline, gets a table: per measure the
 means of A and B over the queries both define, B - A and the p-value of a two-sided paired randomisation test
 (random sign flips of the per-query differences, one sign matrix per pair shared by its measures). With more than
-one pair, each measure's p-values are also given corrected across the pairs (the family: one measure's tests, as
-ranx's Tukey HSD test corrects per metric; measures are not pooled). ranx's compare with stat_test="fisher" runs
+one pair, each measure's p-values are also given corrected across the pairs (a measure's tests corrected together,
+as ranx's Tukey HSD test corrects per metric; measures are not pooled). ranx's compare with stat_test="fisher" runs
 the same test on every pair, uncorrected, with p = hits / permutations where ours is (hits + 1) / (permutations +
 1), and without a tolerance, so rounding loses some exact ties of discrete measures that we count. Runs sharing a
 name (the file stem) are told apart as name, name (2), ... with a note."""

@@ -68,6 +68,8 @@ def _shown(dataset, side, ids: list) -> dict:
 
 def _top(run, query_id: str, k: int) -> list:
     row = pc.index(run.query_ids, query_id).as_py()
+    if row < 0:  # a query the run lacks (--missing-queries zero): it ranked nothing
+        return []
     return run.rankings[row].values[:k].to_pylist()
 
 

@@ -180,6 +180,18 @@ def test_m2kr_sample_run_tells_the_recall_variants_apart(capsys):
     assert values["Hit@5"] > values["Recall@5"] > values["StrictRecall@5"] > 0
 
 
+def test_m2kr_variants_name_the_measures_shown(capsys):
+    # As the metric's docstring says: variants lists the measures computed, "recall" by default; it adds nothing.
+    code, out, err = run_cli(capsys, "evaluate", "m2kr", str(M2KR_RUN), "--variants", "hit,strict")
+    assert code == 0, err
+    header = [line for line in out.splitlines() if line.startswith("| System")][0]
+    columns = [cell.strip() for cell in header.strip("|").split("|")]
+    assert columns == [
+        "System", "Hit@1", "Hit@3", "Hit@5", "Hit-mean", "StrictRecall@1", "StrictRecall@3", "StrictRecall@5",
+        "StrictRecall-mean",
+    ]  # fmt: skip
+
+
 def _m2kr_answers():
     import pyarrow.parquet as pq
 

@@ -220,7 +220,7 @@ def test_three_runs_every_pair_holm_corrected(capsys, tmp_path):
     assert [table[0] for table in found] == [
         ["Measure", a, b, "B - A", "p", "p (holm)"] for a, b in [names[:2], names[::2], names[1:]]
     ]
-    assert "p (holm): Holm-adjusted per measure across the 3 pairs (the family: one measure's 3 tests)." in out
+    assert "p (holm): Holm-adjusted per measure across the 3 pairs (each measure's 3 tests corrected together)." in out
     payload = json.loads(out_json.read_text())
     assert (payload["correction"], payload["family_size"], payload["baseline"]) == ("holm", 3, None)
     assert payload["family"].startswith("per measure")

@@ -88,3 +88,19 @@ def test_zero_for_m2kr(tmp_path, capsys):
     assert "scored 0 (--missing-queries zero): lacking_simulated_top5 1." in out
     row = next(line for line in out.splitlines() if line.startswith(f"| {entries[0]['qid']} |"))
     assert set(row.strip("| ").split(" | ")[1:]) == {"0.00"}
+
+
+def test_zero_in_report_shows_the_missing_queries_with_no_ranking(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from _report_helpers import Page
+    from _report_helpers import run_report
+
+    path, _ = without_queries(tmp_path, MIPR_RERANKED)
+    out = tmp_path / "report.html"
+    argv = ["mipr", MIPR_EMBEDDING, path, "-o", out, "--missing-queries", "zero", "--query-ids", "3,4"]
+    assert run_report(*argv) == 0
+    assert "scored 0 (--missing-queries zero): lacking_simulated_reranker_top50 3." in capsys.readouterr().out
+    page = Page(out.read_text(encoding="utf-8"))
+    assert page.queries == ["3", "4"]
+    ranked = [classes for classes in page.figures if "missed" not in classes]
+    assert len(ranked) == 10 + 10 + 10  # query 3: the first run's top 10 only; query 4: both runs'

@@ -45,7 +45,7 @@ def footnote(comparison) -> str:
     else:
         notes.append(
             f"{corrected_column(comparison)}: {comparison.correction.capitalize()}-adjusted per measure "
-            f"across the {count} pairs (the family: one measure's {count} tests)."
+            f"across the {count} pairs (each measure's {count} tests corrected together)."
         )
     for measure, counts in _partial(comparison).items():
         if max(counts) == 0:
