@@ -23,7 +23,6 @@ import hashlib
 import json
 import logging
 import os
-import stat
 import sys
 from dataclasses import dataclass
 from functools import partial
