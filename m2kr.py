@@ -26,8 +26,6 @@ or as a loading script on ``datasets`` < 4.0, with ``m2kr_archive.py`` in the sa
 """
 
 import glob
-import hashlib
-import json
 import logging
 import os
 import sys
@@ -62,9 +60,9 @@ from .mmr_inputs import load_json_file
 else:
     from mmr_inputs import load_json_file
 if __package__: \
-from .mmr_cache import content_key, metadata_key
+from .mmr_cache import content_hash, content_key, key_of, metadata_key
 else:
-    from mmr_cache import content_key, metadata_key
+    from mmr_cache import content_hash, content_key, key_of, metadata_key
 if __package__: \
 from .mmr_builder import SourceKeyedBuilder, hub_help, hub_offline, hub_problem
 else:
@@ -381,21 +379,19 @@ def cache_hash(data_dir: Optional[str], images_dir: Optional[str] = None, config
     reached: preparation then says why.
     """
     config_name = config_name or M2kr.DEFAULT_CONFIG_NAME
-    digest = hashlib.sha256()
     # The modules as imported: beside this file, or their copies in datasets' modules cache.
     # archive, rules, reading, what the builders share
     modules = (open_zip.__module__, read_table.__module__, load_json_file.__module__, SourceKeyedBuilder.__module__)
-    for source in (__file__, *(sys.modules[module].__file__ for module in modules)):
-        digest.update(Path(source).read_bytes())
+    material = [content_hash(path) for path in (__file__, *(sys.modules[module].__file__ for module in modules))]
     if data_dir:
         data_dir = _absolute(str(data_dir))
         tables = CONFIG_NAMES if config_name == "challenge_answers" else (config_name,)
         for pattern in [_join(data_dir, f"{config}/{SPLIT}-*.parquet") for config in tables]:
-            digest.update(json.dumps([pattern, _table_keys(pattern)], default=str).encode())
+            material.append([pattern, _table_keys(pattern)])
         folders = archive_folders(data_dir, images_dir)
         for part in [_join(folder, part) for folder in folders for part in ARCHIVES.get(config_name, ())]:
-            digest.update(json.dumps([part, _archive_state(part)], default=str).encode())
-    return digest.hexdigest()[:16]
+            material.append([part, _archive_state(part)])
+    return key_of(*material)
 
 
 def _table_keys(pattern: str) -> list:

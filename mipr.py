@@ -19,11 +19,8 @@ or as a loading script on ``datasets`` < 4.0::
     load_dataset("path/to/mipr.py", "qrels", data_dir="path/to/mipr/data", trust_remote_code=True)
 """
 
-import hashlib
-import json
 import logging
 import os
-import stat
 import sys
 from dataclasses import dataclass
 from functools import partial
@@ -53,9 +50,9 @@ from .mmr_inputs import load_json_file
 else:
     from mmr_inputs import load_json_file
 if __package__: \
-from .mmr_cache import content_key, metadata_key
+from .mmr_cache import content_hash, content_key, key_of, metadata_key
 else:
-    from mmr_cache import content_key, metadata_key
+    from mmr_cache import content_hash, content_key, key_of, metadata_key
 if __package__: \
 from .mmr_builder import SourceKeyedBuilder, hub_help, hub_offline, hub_problem
 else:
@@ -264,7 +261,8 @@ def source_files(config_name: str, data_dir: str) -> list:
 
 
 def cache_hash(data_dir: Optional[str], config_name: Optional[str] = None) -> str:
-    """Hash of this builder's source and of the sources config ``config_name`` (default: qrels) reads.
+    """Hash (``mmr_cache.key_of``) of this builder's source and of the sources config ``config_name`` (default: qrels)
+    reads.
 
     Each local table counts by its bytes (xxh3-128): an edit is seen whatever the file system does with times. An
     image folder counts by its own size, times and inode, which change when a file is added, removed or renamed:
@@ -273,17 +271,15 @@ def cache_hash(data_dir: Optional[str], config_name: Optional[str] = None) -> st
     downloading it.
     """
     config_name = config_name or Mipr.DEFAULT_CONFIG_NAME
-    digest = hashlib.sha256(Path(__file__).read_bytes())
-    digest.update(Path(sys.modules[read_table.__module__].__file__).read_bytes())  # the format's rules
-    digest.update(Path(sys.modules[load_json_file.__module__].__file__).read_bytes())  # how files are read
-    digest.update(Path(sys.modules[SourceKeyedBuilder.__module__].__file__).read_bytes())  # what builders share
+    modules = (read_table.__module__, load_json_file.__module__, SourceKeyedBuilder.__module__)  # rules, reading, base
+    material = [content_hash(path) for path in (__file__, *(sys.modules[module].__file__ for module in modules))]
     tables = CONFIG_NAMES if config_name == "qrels" else (config_name,)
     for relative in [SOURCE_FILES[name] for name in tables] if data_dir else []:
-        digest.update(json.dumps([relative, _table_key(join_path(data_dir, relative))], default=str).encode())
+        material.append([relative, _table_key(join_path(data_dir, relative))])
     if data_dir and config_name in IMAGE_DIRS:
         folder = IMAGE_DIRS[config_name]
-        digest.update(json.dumps([folder, _folder_state(join_path(data_dir, folder))], default=str).encode())
-    return digest.hexdigest()[:16]
+        material.append([folder, _folder_state(join_path(data_dir, folder))])
+    return key_of(*material)
 
 
 def _table_key(path: str):

@@ -6,7 +6,6 @@ A sibling of the builders: as a datasets < 4 loading script each builder imports
 it beside the script), imported as a top-level module it has no package.
 """
 
-import hashlib
 import logging
 import os
 from pathlib import Path
@@ -16,9 +15,9 @@ import datasets
 
 # fmt: off
 if __package__: \
-from .mmr_cache import VouchedCache, cache_error
+from .mmr_cache import VouchedCache, cache_error, key_of
 else:
-    from mmr_cache import VouchedCache, cache_error
+    from mmr_cache import VouchedCache, cache_error, key_of
 if __package__: \
 from .mmr_inputs import load_json_file
 else:
@@ -81,7 +80,7 @@ class SourceKeyedBuilder(VouchedCache):
 
 def combined_hash(given: Optional[str], fingerprint: str) -> str:
     """datasets' ``hash`` (if any) and the sources' fingerprint, as one key."""
-    return hashlib.sha256(f"{given}:{fingerprint}".encode()).hexdigest()[:16] if given else fingerprint
+    return key_of(given, fingerprint) if given else fingerprint
 
 
 def hub_offline() -> bool:

@@ -183,14 +183,14 @@ def new_entry(folder, key: str, meta=None):
 # --- the one way a folder is written -----------------------------------------------------------------------------
 
 
-def aside_prefix(target: Path, kind: str) -> str:
+def _aside_prefix(target: Path, kind: str) -> str:
     """The name prefix of a folder beside ``target``: ``.<name>.partial-`` (being written) or ``.<name>.old-``
     (replaced, being removed); the writer's pid follows, then a tag."""
     return f".{target.name}.{kind}-"
 
 
 def _aside(target: Path, kind: str) -> Path:
-    return target.parent / f"{aside_prefix(target, kind)}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    return target.parent / f"{_aside_prefix(target, kind)}{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 
 @contextmanager
@@ -231,7 +231,7 @@ def remove_stale_asides(target, ours=lambda folder: True) -> list:
     of processes now gone, when ``ours(folder)``; nothing else is touched."""
     target, removed = Path(target), []
     for kind in ("partial", "old"):
-        prefix = aside_prefix(target, kind)
+        prefix = _aside_prefix(target, kind)
         for entry in target.parent.glob(prefix + "*"):
             pid = entry.name[len(prefix) :].split("-")[0]
             if pid.isdigit() and not process_alive(int(pid)) and entry.is_dir() and not entry.is_symlink():
@@ -269,9 +269,7 @@ class VouchedCache:
     """
 
     def download_and_prepare(self, *args, **kwargs):
-        """datasets' preparation, reusing only an entry that vouches for itself; a full disk is said in words."""
-        if not args and "output_dir" not in kwargs:
-            drop_unvouched(self._output_dir, self.hash)  # again: it may have changed since the builder was made
+        """datasets' preparation (the entry was checked when the builder was made); a full disk is said in words."""
         try:
             super().download_and_prepare(*args, **kwargs)
         except Exception as err:
@@ -286,9 +284,12 @@ class VouchedCache:
             ) from err
 
     def _build_cache_dir(self):
-        # datasets reads the entry's dataset_info.json as soon as it knows the folder: check the entry first.
+        # datasets reads the entry's dataset_info.json as soon as it knows the folder, and reuses the entry in
+        # download_and_prepare: check it first, once per builder and folder (datasets may ask twice).
         folder = super()._build_cache_dir()
-        drop_unvouched(folder, self.hash)
+        if getattr(self, "_vouched_folder", None) != folder:
+            drop_unvouched(folder, self.hash)
+            self._vouched_folder = folder
         return folder
 
     def _save_info(self):

@@ -18,9 +18,8 @@ import uuid
 from pathlib import Path
 from typing import Optional
 
-from mmr_cache import aside_prefix  # noqa: F401 - the folder part of the one way out, re-used
 from mmr_cache import process_alive
-from mmr_cache import remove_stale_asides  # noqa: F401
+from mmr_cache import remove_stale_asides  # noqa: F401 - the folder part of the one way out, re-used
 from mmr_cache import write_folder  # noqa: F401
 
 _TEMP = ".{name}.{pid}.{tag}.tmp"

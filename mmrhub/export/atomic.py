@@ -10,7 +10,6 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
-from mmrhub.writing import aside_prefix
 from mmrhub.writing import remove_stale_asides
 from mmrhub.writing import write_folder
 
@@ -80,14 +79,6 @@ def check_replaceable(target: Path, protected=()):
             f"{target} holds {len(others)} file(s) the export did not write ({named}): --overwrite never removes them. "
             "Move them out, or choose a new OUT folder."
         )
-
-
-def _partial_prefix(target: Path) -> str:
-    return aside_prefix(target, "partial")
-
-
-def _old_prefix(target: Path) -> str:
-    return aside_prefix(target, "old")
 
 
 def remove_stale_partials(target: Path) -> list:

@@ -80,6 +80,26 @@ def test_an_entry_holding_another_entrys_tables_is_rebuilt(data):
     assert l1_count(data) == 0
 
 
+def test_evaluate_scores_from_the_right_tables_after_a_swap(data, tmp_path, capsys):
+    run = ROOT / "data" / "mipr" / "baseline" / "simulated_embedding_top50.json"
+    other = tmp_path / "other"
+    shutil.copytree(data, other)
+    annotation = other / "mipr_annotation.jsonl"
+    annotation.write_text(annotation.read_text(encoding="utf-8").replace('"L1"', '"L2"', 150), encoding="utf-8")
+    for folder in (data, other):
+        assert main(["evaluate", "mipr", str(run), "--data-dir", str(folder)]) == 0
+    scored = capsys.readouterr().out
+    assert "| simulated_embedding_top50 | 59.89 |" in scored and scored.count("| 59.89 |") == 1
+    first, second = entries()
+    swapped = tmp_path / "swapped"
+    shutil.copytree(first, swapped)
+    for table in second.glob("*.arrow"):  # each entry now holds the other's tables under its own entry.json
+        shutil.copy(table, first / table.name)
+        shutil.copy(swapped / table.name, second / table.name)
+    assert main(["evaluate", "mipr", str(run), "--data-dir", str(data)]) == 0
+    assert "| simulated_embedding_top50 | 59.89 |" in capsys.readouterr().out
+
+
 def test_an_entry_missing_a_table_is_rebuilt(data):
     expected = MIPR.read_truth(data).judgments.gain.tolist()
     (entry,) = entries()
