@@ -11,8 +11,10 @@ set. Cases:
 - ten runs: one `mmrhub evaluate mipr RUN x10` against the script scoring the same ten in one process;
 - the metric module: `python bench/score_with_evaluate.py DIR RUN` (`json` + `evaluate.load("metrics/mipr")
   .compute(...)`, run with ``--evaluate-python``, default this interpreter) against the same script;
+- a top-1000 run: one warm `mmrhub evaluate` of it as official JSON against the same run as TREC;
 - memory of a run: a process that reads and validates one large run (1,000 ids a query, JSON / TREC / CSV),
-  its peak RSS minus that of the same process reading a one-id-a-query run, against the file's size.
+  its peak RSS minus that of the same process reading a one-id-a-query run, against the file's size; and the
+  same for a whole warm `mmrhub evaluate` of each.
 
 Children run with bytecode caching on (``PYTHONDONTWRITEBYTECODE`` removed), as after ``pip install``, which
 compiles every module: otherwise each mmrhub process would compile its own modules again.
@@ -188,6 +190,37 @@ def run_memory(data_dir: Path, work: Path) -> None:
         print(f"| {name} | {size:.0f} MiB | {base:.0f} MiB | {peak:.0f} MiB | **{(peak - base) / size:.2f}** |")
 
 
+def evaluate_memory(mmrhub: list, work: Path) -> None:
+    """Peak RSS of a whole warm ``mmrhub evaluate`` of the large run, above that of the 1-id run, against the
+    file's size: reading, validation, scoring and the output, as a user runs it."""
+    print(
+        "\n| run format (whole `evaluate`) | file | peak RSS, 1-id run | peak RSS, this run "
+        "| difference / file size |\n"
+        "|---|---:|---:|---:|---:|"
+    )
+    timed(mmrhub + [str(work / "small0.json")])  # fills the judgment cache
+    for name, suffix in (("JSON", ".json"), ("TREC", ".trec"), ("Kaggle CSV", ".csv")):
+        path, small = (work / "large0").with_suffix(suffix), (work / "small0").with_suffix(suffix)
+        base = min(timed(mmrhub + [str(small)])[1] for _ in range(2))
+        peak = min(timed(mmrhub + [str(path)])[1] for _ in range(2))
+        size = path.stat().st_size / 2**20
+        print(f"| {name} | {size:.0f} MiB | {base:.0f} MiB | {peak:.0f} MiB | **{(peak - base) / size:.2f}** |")
+
+
+def json_against_trec(mmrhub: list, work: Path, rounds: int) -> None:
+    """A whole warm ``mmrhub evaluate`` of the top-1000 run as official JSON against the same run as TREC."""
+    times = {"JSON": [], "TREC": []}
+    timed(mmrhub + [str(work / "small0.json")])  # fills the judgment cache
+    for _ in range(rounds):
+        for name, suffix in (("JSON", ".json"), ("TREC", ".trec")):
+            times[name].append(timed(mmrhub + [str((work / "large0").with_suffix(suffix))])[0])
+    json_s, trec_s = statistics.median(times["JSON"]), statistics.median(times["TREC"])
+    print(
+        f"\n| top-1000 run, whole warm `evaluate` | JSON | TREC | JSON / TREC |\n|---|---:|---:|---:|\n"
+        f"| median of {rounds}, alternating | {json_s:.2f} s | {trec_s:.2f} s | **{json_s / trec_s:.2f}** |"
+    )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -196,6 +229,9 @@ def main():
         "--evaluate-python",
         default=sys.executable,
         help="the interpreter of the metric-module row (e.g. a venv without transformers)",
+    )
+    parser.add_argument(
+        "--only", choices=("runs",), help="runs: only the top-1000 JSON-against-TREC time and the memory tables"
     )
     parser.add_argument("--generate", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -208,6 +244,10 @@ def main():
     runs = sorted(work.glob("run[0-9].json"))
     mmrhub = [str(Path(sys.executable).parent / "mmrhub"), "evaluate", "mipr", "--data-dir", str(data_dir)]
     peer = [sys.executable, str(PEER), str(data_dir)]
+    if args.only == "runs":
+        json_against_trec(mmrhub, work, args.rounds)
+        run_memory(data_dir, work)
+        return evaluate_memory(mmrhub, work)
     print(
         "| case (whole process) | mmrhub | pytrec_eval script | time ratio | peak RSS ratio |\n"
         "|---|---:|---:|---:|---:|"
@@ -219,7 +259,9 @@ def main():
     )
     module = [args.evaluate_python, str(HERE / "score_with_evaluate.py"), str(data_dir), str(runs[0])]
     compare("metric module, `evaluate.load(...).compute(...)`", module, peer + [str(runs[0])], max(2, args.rounds // 2))
+    json_against_trec(mmrhub, work, args.rounds)
     run_memory(data_dir, work)
+    evaluate_memory(mmrhub, work)
 
 
 if __name__ == "__main__":

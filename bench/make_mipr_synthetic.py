@@ -1,9 +1,11 @@
 """Write a full-scale synthetic MIPR data dir in the official layout.
 
 3,522 queries over 3,013 query images, 30,731 products, 447,809 judgments (127 or 128 a query), every grade
-present. Images are one tiny JPEG by default; ``image_bytes`` pads them to a real-world size.
+present. Images are one tiny JPEG by default; ``image_bytes`` grows a noise JPEG to that size (noise: most of its
+bytes are entropy-coded data, few pixels), ``photo_side`` makes a photo-like one instead (a gradient with a little
+noise, as many pixels per byte as a product photo: 800 is the side of MIPR's product images).
 
-    python bench/make_mipr_synthetic.py OUT_DIR [--image-bytes 30000]
+    python bench/make_mipr_synthetic.py OUT_DIR [--image-bytes 30000 | --photo-side 800]
 """
 
 import argparse
@@ -35,13 +37,27 @@ def jpeg_bytes(size: int, seed: int = 0) -> bytes:
         side = int(side)
 
 
-def make(out_dir, image_bytes: int = 0, seed: int = 0) -> Path:
+def photo_jpeg_bytes(side: int, seed: int = 0) -> bytes:
+    """A ``side`` x ``side`` JPEG that compresses as a photo does: a colour gradient with a little noise."""
+    rng = random.Random(seed)
+    ramp = [round(255 * i / max(1, side - 1)) for i in range(side)]
+    rows = bytearray()
+    for y in range(side):
+        for x in range(side):
+            grain = rng.randint(-6, 6)
+            rows += bytes(min(255, max(0, v + grain)) for v in (ramp[x], ramp[y], (ramp[x] + ramp[y]) // 2))
+    buffer = io.BytesIO()
+    Image.frombytes("RGB", (side, side), bytes(rows)).save(buffer, "JPEG", quality=90)
+    return buffer.getvalue()
+
+
+def make(out_dir, image_bytes: int = 0, seed: int = 0, photo_side: int = 0) -> Path:
     out = Path(out_dir)
     rng = random.Random(seed)
     query_images, product_images = out / "images" / "query_images", out / "images" / "product_images"
     query_images.mkdir(parents=True, exist_ok=True)
     product_images.mkdir(parents=True, exist_ok=True)
-    image = jpeg_bytes(image_bytes, seed)
+    image = photo_jpeg_bytes(photo_side, seed) if photo_side else jpeg_bytes(image_bytes, seed)
 
     categories = [
         f"类目{a}-子类{b}-细类{c}-叶类{d}" for a in range(12) for b in range(4) for c in range(4) for d in range(5)
@@ -84,5 +100,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out_dir")
     parser.add_argument("--image-bytes", type=int, default=0, help="minimum size of each image file")
+    parser.add_argument("--photo-side", type=int, default=0, help="photo-like images of this side instead")
     args = parser.parse_args()
-    print(make(args.out_dir, args.image_bytes))
+    print(make(args.out_dir, args.image_bytes, photo_side=args.photo_side))
