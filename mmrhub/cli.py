@@ -13,6 +13,7 @@ from mmrhub.commands import compare
 from mmrhub.commands import evaluate
 from mmrhub.commands import export
 from mmrhub.commands import info
+from mmrhub.commands import mteb
 from mmrhub.commands import oracle
 from mmrhub.commands import push
 from mmrhub.commands import report
@@ -41,7 +42,7 @@ Load, score and publish the MIPR and M2KR multimodal retrieval benchmarks.
 Every command works on the bundled sample without --data-dir, and says so."""
 
 # Commands in the order --help lists them; each module exposes register(subparsers).
-COMMANDS = (evaluate, oracle, compare, report, reproduce, retrieve, rerank, baseline, info, export, push)
+COMMANDS = (evaluate, oracle, compare, report, reproduce, retrieve, rerank, baseline, mteb, info, export, push)
 
 DEBUG = "--debug"
 SIGPIPE_EXIT = 141  # 128 + SIGPIPE: what a Unix tool returns when the reader of its output went away

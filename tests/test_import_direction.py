@@ -10,7 +10,7 @@ from _paths import ROOT
 
 PACKAGE = ROOT / "mmrhub"
 TESTS = ROOT / "tests"
-WINGS = ("scoring", "export", "report", "retrieve")
+WINGS = ("scoring", "export", "report", "retrieve", "mteb")
 
 
 def imported_modules(path: Path) -> set:

@@ -1,8 +1,83 @@
-"""Gradio widget for the Hub Space: loads this folder's metric."""
+"""The metric's Hub Space: a table of queries in (each cell a list of passage ids), the scores out.
 
+The page is built with gradio itself (`python app.py` starts it; the card's `sdk_version` names the gradio it is
+tested with). A Space runs this file from a folder named `app`, where `evaluate.load(<folder>)` would take this
+very file for the metric script, so the metric is loaded by its own file name.
+"""
+
+import json
 from pathlib import Path
 
 import evaluate
-from evaluate.utils import launch_gradio_widget
+import gradio as gr
 
-launch_gradio_widget(evaluate.load(str(Path(__file__).resolve().parent)))
+METRIC_FILE = Path(__file__).resolve().parent / "m2kr.py"
+COLUMNS = ["predictions", "references"]
+VARIANTS = ["recall", "hit", "strict"]  # m2kr_measures.VARIANTS: Recall@k, Hit@k, StrictRecall@k
+# The metric card's first example ("How to Use"), one row per query.
+EXAMPLE = {
+    "predictions": [["x", "a", "y"], ["c", "z", "q", "b"]],
+    "references": [["a"], ["b", "c"]],
+    "variants": ["recall", "hit"],
+}
+DEFAULT_K = [1, 3, 5]
+
+metric = evaluate.load(str(METRIC_FILE))
+
+
+def cells(text) -> list:
+    """A cell as a list of strings: a JSON list (`["a", "b"]`), else comma-separated values (`a, b`)."""
+    text = "" if text is None else str(text).strip()
+    if text.startswith("["):
+        return [str(value) for value in json.loads(text)]
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def cutoffs(text) -> list:
+    """The k values, comma-separated."""
+    return [int(part) for part in str(text).split(",") if part.strip()]
+
+
+def rows(table: list) -> list:
+    """The table's rows, empty ones left out."""
+    return [row for row in table if any(str(value or "").strip() for value in row)]
+
+
+def compute(queries, k, variants) -> dict:
+    """The metric on the table's rows, with the cutoffs ``k`` and the measures' ``variants``."""
+    try:
+        columns = {name: [cells(row[i]) for row in rows(queries)] for i, name in enumerate(COLUMNS)}
+        return metric.compute(**columns, k=cutoffs(k), variants=list(variants))
+    except ValueError as err:  # a malformed cell or an input the metric refuses: said on the page
+        raise gr.Error(str(err)) from None
+
+
+def table_of(example: dict) -> list:
+    """The example as the table shows it: one row per query, comma-separated cells."""
+    return [[", ".join(example[name][i]) for name in COLUMNS] for i in range(len(example["predictions"]))]
+
+
+with gr.Blocks(title="M2KR metric") as demo:
+    gr.Markdown(
+        "# M2KR metric\n\nRecall@k against the full positive set and Recall-mean (the M2KR track score), with the "
+        "hit-rate and strict variants (values in [0, 1]). One row per query: the ranked passage ids (best first) and "
+        "the positive passage ids; a cell is comma-separated values or a JSON list."
+    )
+    queries = gr.Dataframe(
+        value=table_of(EXAMPLE),
+        headers=COLUMNS,
+        datatype="str",
+        type="array",
+        column_count=len(COLUMNS),
+        column_limits=(len(COLUMNS), len(COLUMNS)),
+        interactive=True,
+        label="queries",
+    )
+    k = gr.Textbox(value=",".join(map(str, DEFAULT_K)), label="k (cutoffs, comma-separated)")
+    variants = gr.CheckboxGroup(VARIANTS, value=EXAMPLE["variants"], label="variants")
+    button = gr.Button("Compute", variant="primary")
+    scores = gr.JSON(label="scores")
+    button.click(compute, inputs=[queries, k, variants], outputs=scores, api_name="compute")
+
+if __name__ == "__main__":
+    demo.launch()

@@ -1,8 +1,87 @@
-"""Gradio widget for the Hub Space: loads this folder's metric."""
+"""The metric's Hub Space: a table of queries in (each cell a list of ids, grades or categories), the scores out.
 
+The page is built with gradio itself (`python app.py` starts it; the card's `sdk_version` names the gradio it is
+tested with). A Space runs this file from a folder named `app`, where `evaluate.load(<folder>)` would take this
+very file for the metric script, so the metric is loaded by its own file name.
+"""
+
+import json
+import sys
 from pathlib import Path
 
 import evaluate
-from evaluate.utils import launch_gradio_widget
+import gradio as gr
 
-launch_gradio_widget(evaluate.load(str(Path(__file__).resolve().parent)))
+METRIC_FILE = Path(__file__).resolve().parent / "mipr.py"
+COLUMNS = ["predictions", "references", "grades", "categories"]
+# The metric card's first example ("How to Use"), one row per query.
+EXAMPLE = {
+    "predictions": [["b", "a", "e"], ["d", "a"]],
+    "references": [["a", "b", "c"], ["d"]],
+    "grades": [["L1", "L2", "L1"], ["N1"]],
+    "categories": [["x-1", "y-2", "x-3"], ["z-4"]],
+    "k": [2],
+}
+
+metric = evaluate.load(str(METRIC_FILE))
+READINGS = sys.modules[type(metric).__module__].READINGS  # each open rule's readings, the default first
+
+
+def cells(text) -> list:
+    """A cell as a list of strings: a JSON list (`["a", "b"]`), else comma-separated values (`a, b`)."""
+    text = "" if text is None else str(text).strip()
+    if text.startswith("["):
+        return [str(value) for value in json.loads(text)]
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def cutoffs(text) -> list:
+    """The k values, comma-separated."""
+    return [int(part) for part in str(text).split(",") if part.strip()]
+
+
+def rows(table: list) -> list:
+    """The table's rows, empty ones left out."""
+    return [row for row in table if any(str(value or "").strip() for value in row)]
+
+
+def compute(queries, k, no_l1, recall_denominator, covered_by, category, ideal) -> dict:
+    """The metric on the table's rows, with the cutoffs ``k`` and a reading of each open rule (``READINGS``)."""
+    readings = dict(no_l1=no_l1, recall_denominator=recall_denominator, covered_by=covered_by, category=category)
+    try:
+        columns = {name: [cells(row[i]) for row in rows(queries)] for i, name in enumerate(COLUMNS)}
+        return metric.compute(**columns, k=cutoffs(k), **readings, ideal=ideal)
+    except ValueError as err:  # a malformed cell or an input the metric refuses: said on the page
+        raise gr.Error(str(err)) from None
+
+
+def table_of(example: dict) -> list:
+    """The example as the table shows it: one row per query, comma-separated cells."""
+    return [[", ".join(example[name][i]) for name in COLUMNS] for i in range(len(example["predictions"]))]
+
+
+with gr.Blocks(title="MIPR metric") as demo:
+    gr.Markdown(
+        "# MIPR metric\n\nnDCG@k (gains L1=2, L2=1), R-L1@k, Hit-L1@1 and Hit-L1@k, SC-R-L1@k and SC-R-L1@k* "
+        "(values in [0, 1]). One row per query: the ranked item ids (best first), the judged item ids, their grades "
+        "(L1, L2, N1, N2, N3) and their `treecate_full_path`; a cell is comma-separated values or a JSON list."
+    )
+    queries = gr.Dataframe(
+        value=table_of(EXAMPLE),
+        headers=COLUMNS,
+        datatype="str",
+        type="array",
+        column_count=len(COLUMNS),
+        column_limits=(len(COLUMNS), len(COLUMNS)),
+        interactive=True,
+        label="queries",
+    )
+    k = gr.Textbox(value=",".join(map(str, EXAMPLE["k"])), label="k (cutoffs, comma-separated)")
+    with gr.Row():
+        options = [gr.Dropdown(list(values), value=values[0], label=name) for name, values in READINGS.items()]
+    button = gr.Button("Compute", variant="primary")
+    scores = gr.JSON(label="scores")
+    button.click(compute, inputs=[queries, k, *options], outputs=scores, api_name="compute")
+
+if __name__ == "__main__":
+    demo.launch()

@@ -163,14 +163,49 @@ print(metric.compute(predictions=predictions, references=answers["pos_item_ids"]
         "after the question, the reverse of PreFLMR's order; mteb 1.x's evaluation needs torchvision."
     ),
     "mteb_evaluate": """\
-```python
-from mteb._evaluators.retrieval_metrics import calculate_retrieval_scores
-from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader
+Needs `pip install "mteb>=2" pillow` (mteb decodes the images with Pillow but does not install it). The task
+below uses mteb 2's public API only; `mteb.evaluate` takes any MTEB model in place of `Ranking()`
+(`mteb.get_model("openai/clip-vit-base-patch32")`, say). With mmrhub, the package that wrote this export, the
+task is `mmrhub.mteb.M2KRRetrieval`, and `mmrhub mteb m2kr --model NAME` runs an MTEB model and prints
+the track's table.
 
-data = RetrievalDatasetLoader("{repo_id}", revision="main", split="test").load()
+```python
+import mteb
+from mteb.abstasks import AbsTaskRetrieval
+from mteb.models import ModelMeta
+
 run = {{...}}  # your ranking: question_id -> {{passage_id: similarity}}
-scores = calculate_retrieval_scores(run, data["relevant_docs"], k_values=[1, 3, 5])
-print({{name: scores.recall[name] for name in ("Recall@1", "Recall@3", "Recall@5")}})
+
+
+class M2KR(AbsTaskRetrieval):
+    \"\"\"M2KR: recall_at_k is the track's Recall@k (a query scores its share of positives in the top k).\"\"\"
+
+    metadata = mteb.TaskMetadata(
+        name="M2KR",
+        description="An image, with an optional question, retrieves its passages (text and screenshot).",
+        dataset={{"path": "{repo_id}", "revision": "main"}},
+        type="Any2AnyRetrieval",
+        category="it2it",
+        modalities=["image", "text"],
+        eval_langs=["eng-Latn"],
+        main_score="recall_at_5",
+    )
+
+
+class Ranking:
+    \"\"\"A fixed ranking as a model MTEB evaluates (mteb.SearchProtocol).\"\"\"
+
+    mteb_model_meta = ModelMeta.create_empty({{"name": "your-org/your-model", "modalities": ["image", "text"]}})
+
+    def index(self, corpus, **kwargs):
+        pass
+
+    def search(self, queries, **kwargs):
+        return {{qid: run[qid] for qid in queries["id"]}}
+
+
+scores = mteb.evaluate(Ranking(), M2KR(), cache=None).task_results[0].scores["test"][0]
+print({{"Recall@1": scores["recall_at_1"], "Recall@3": scores["recall_at_3"], "Recall@5": scores["recall_at_5"]}})
 ```""",
 }
 

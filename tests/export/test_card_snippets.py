@@ -66,8 +66,14 @@ def cli_scores(benchmark: str, format: str) -> dict:
     return result
 
 
-@pytest.mark.parametrize("benchmark,format", list(PRINTED))
+# The MTEB snippets run mteb.evaluate (twice for MIPR): seconds each, most of them importing mteb.
+CASES = [pytest.param(*case, marks=[pytest.mark.slow] if case[1] == "mteb" else []) for case in PRINTED]
+
+
+@pytest.mark.parametrize("benchmark,format", CASES)
 def test_evaluate_snippet_scores_like_the_cli(benchmark, format, exported, capsys):  # noqa: F811 (fixture)
+    if format == "mteb":
+        pytest.importorskip("mteb.abstasks")
     folder = exported(benchmark, format)
     code = card_snippet(folder).replace(
         f'evaluate.load("your-org/{benchmark}")', f'evaluate.load("{ROOT / "metrics" / benchmark}")'
@@ -93,3 +99,14 @@ def test_load_snippet_loads_every_config(benchmark, format, exported):  # noqa: 
     assert sorted(name for name, value in loaded.items() if hasattr(value, "num_rows")) == [
         c.replace("-", "_") for c in configs
     ]
+
+
+@pytest.mark.parametrize("benchmark", ["mipr", "m2kr"])
+def test_mteb_snippet_uses_the_public_api_and_names_what_to_install(benchmark, exported):  # noqa: F811 (fixture)
+    folder = exported(benchmark, "mteb")
+    code = card_snippet(folder)
+    modules = {line.split()[1] for line in code.splitlines() if line.startswith(("import ", "from "))}
+    assert modules == {"mteb", "mteb.abstasks", "mteb.models"} | ({"datasets"} if benchmark == "mipr" else set())
+    assert not any(part.startswith("_") for module in modules for part in module.split("."))
+    section = (folder / "README.md").read_text(encoding="utf-8").split("### How to evaluate", 1)[1]
+    assert 'pip install "mteb>=2" pillow' in section.split("```python", 1)[0]  # mteb decodes images, needs Pillow

@@ -33,11 +33,12 @@ def test_doctests_pass_and_card_shows_the_same_examples(name, monkeypatch):
 @pytest.mark.parametrize("name", ["mipr", "m2kr"])
 def test_folder_is_self_contained(name):
     allowed = {"datasets", "evaluate", "numpy", "pyarrow", "pathlib"}
+    space = {"gradio", "json", "sys"}  # the Space's page (app.py), which the metric module never imports
     for path in (ROOT / "metrics" / name).glob("*.py"):
         for line in path.read_text().splitlines():
             match = re.match(r"(?:from|import)\s+([\w.]+)", line)
             if match and not match.group(1).startswith("."):
-                assert match.group(1).split(".")[0] in allowed, f"{path.name}: {line}"
+                assert match.group(1).split(".")[0] in allowed | (space if path.name == "app.py" else set()), line
 
 
 def test_mipr_module_matches_the_measures():
