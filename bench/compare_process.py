@@ -7,6 +7,8 @@ Full-scale synthetic MIPR (bench/make_mipr_synthetic.py) and top-50 runs (the on
 writes). Each figure times a whole process, interpreter start, imports, reading and scoring every run and the
 paired tests of every pair (10,000 sign flips, seed 0) included; the sides alternate, median of the rounds, after
 one untimed call of each (so mmrhub's cache of validated judgment tables is filled, as after a first command).
+Each cell gives the wall time and, in brackets, the CPU time (user + system over all threads), which other jobs on a
+shared machine disturb less; the ratios are of wall times, then of CPU times.
 mmrhub tests 6 measures a pair (two of them subtopic coverage), the peer the 4 that pytrec_eval has.
 ``--source``: also time the mmrhub of that checkout (e.g. ``git archive`` of the commit before the change), run
 through ``python -c`` with it first on ``PYTHONPATH``, in the same rounds.
@@ -27,14 +29,15 @@ USER_ENV = {name: value for name, value in os.environ.items() if name != "PYTHON
 CONSOLE = "from mmrhub.cli import console; console()"
 
 
-def timed(argv, env=None) -> float:
-    """Wall seconds of one child process, which must succeed."""
+def timed(argv, env=None) -> tuple:
+    """(wall seconds, CPU seconds: user + system, all threads) of one child process, which must succeed."""
     started = time.perf_counter()
-    done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env or USER_ENV)
+    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env or USER_ENV)
+    _, status, usage = os.wait4(child.pid, 0)
     seconds = time.perf_counter() - started
-    if done.returncode:
-        raise SystemExit(f"{argv} failed:\n{done.stderr.decode()[-2000:]}")
-    return seconds
+    if status:
+        raise SystemExit(f"{argv} failed:\n{child.stderr.read().decode()[-2000:]}")
+    return seconds, usage.ru_utime + usage.ru_stime
 
 
 def main():
@@ -55,7 +58,7 @@ def main():
         before = {**env, "PYTHONPATH": str(Path(args.source).resolve())}
         sides["before"] = (sides["mmrhub"][0], before)
     sides["peer"] = ([sys.executable, str(PEER), str(data_dir)], None)
-    heading = " | ".join(["runs (pairs)", *sides, *(f"{side} / peer" for side in sides if side != "peer")])
+    heading = " | ".join(["runs (pairs)", *sides, *(f"{side} / peer (CPU)" for side in sides if side != "peer")])
     print(f"| {heading} |\n|{'---|' * (1 + 2 * len(sides) - 1)}")
     for count in map(int, args.runs.split(",")):
         paths = list(map(str, runs[:count]))
@@ -65,9 +68,15 @@ def main():
         for _ in range(args.rounds):
             for side, (argv, side_env) in sides.items():
                 times[side].append(timed(argv + paths, side_env))
-        median = {side: statistics.median(values) for side, values in times.items()}
-        cells = [f"{count} ({count * (count - 1) // 2})", *(f"{median[side]:.2f} s" for side in sides)]
-        cells += [f"**{median[side] / median['peer']:.2f}**" for side in sides if side != "peer"]
+        wall = {side: statistics.median(t[0] for t in values) for side, values in times.items()}
+        cpu = {side: statistics.median(t[1] for t in values) for side, values in times.items()}
+        cells = [
+            f"{count} ({count * (count - 1) // 2})",
+            *(f"{wall[side]:.2f} s ({cpu[side]:.2f} s)" for side in sides),
+        ]
+        cells += [
+            f"**{wall[side] / wall['peer']:.2f}** ({cpu[side] / cpu['peer']:.2f})" for side in sides if side != "peer"
+        ]
         print(f"| {' | '.join(cells)} |", flush=True)
 
 

@@ -26,7 +26,7 @@ from mmrhub.scoring.score import score_runs
 DESCRIPTION = """\
 Each pair of runs (A before B on the command line), or each run against --baseline, gets a table: per measure the
 means of A and B over the queries both define, B - A and the p-value of a two-sided paired randomisation test
-(random sign flips of the per-query differences, one sign matrix per pair shared by its measures). With more than
+(random sign flips of the per-query differences, the same sign matrix for every pair and measure). With more than
 one pair, each measure's p-values are also given corrected across the pairs (a measure's tests corrected together,
 as ranx's Tukey HSD test corrects per metric; measures are not pooled). ranx's compare with stat_test="fisher" runs
 the same test on every pair, uncorrected, with p = hits / permutations where ours is (hits + 1) / (permutations +

@@ -244,41 +244,57 @@ def embed_batch(
     """The storage ``embed_table_storage(table)`` gives, with the files of top-level Image columns read in
     parallel, checked (inside the data folder, an image signature) and each keeping its own file name.
     ``offset``: the batch's first row, for messages."""
+    return start_embedding(table, features, pool, source, offset)()
+
+
+def start_embedding(
+    table: pa.Table, features: datasets.Features, pool: ThreadPoolExecutor, source: RowSource, offset: int = 0
+):
+    """``embed_batch``, its file reads and checks handed to ``pool`` now: the function returned gathers them into
+    the batch (the writer writes one batch while the pool reads and checks the next)."""
     columns = [name for name, feature in features.items() if require_storage_embed(feature)]
     if any(not isinstance(features[name], datasets.Image) for name in columns):
-        return embed_table_storage(table)
-    arrays = {}
+        return lambda: embed_table_storage(table)
+    started = {}
     for name in columns:
         storage = table[name].combine_chunks()
         paths = storage.field("path").to_pylist()
         data = storage.field("bytes").to_pylist()
         valid = storage.is_valid().to_pylist()
-
-        def refuse(i: int, err: ImageError):
-            where = f"{source.config} {source.row(table, offset, i)}: image {paths[i] or '(bytes)'}"
-            raise ImageError(f"{where} {err}. Replace or remove that file.") from None
-
         todo = [i for i, (p, b, ok) in enumerate(zip(paths, data, valid)) if ok and b is None and p is not None]
         contents = pool.map(read_checked, [paths[i] for i in todo], [source.root] * len(todo))
-        for i in todo:
-            try:
-                data[i] = next(contents)
-            except ImageError as err:
-                refuse(i, err)
-        read = set(todo)
-        for i, content in enumerate(data):  # bytes stored in the table itself
-            try:
-                if i not in read and valid[i] and content is not None:
-                    check_image(content)
-            except ImageError as err:
-                refuse(i, err)
-        names = [file_name(p) if p is not None else None for p in paths]
-        arrays[name] = pa.StructArray.from_arrays(
-            [pa.array(data, pa.binary()), pa.array(names, pa.string())],
-            ["bytes", "path"],
-            mask=pc.invert(storage.is_valid()),
-        )
-    return pa.Table.from_arrays([arrays.get(n, table[n]) for n in table.column_names], schema=features.arrow_schema)
+        started[name] = (storage, paths, data, valid, todo, contents)
+
+    def finish() -> pa.Table:
+        arrays = {}
+        for name, (storage, paths, data, valid, todo, contents) in started.items():
+
+            def refuse(i: int, err: ImageError):
+                where = f"{source.config} {source.row(table, offset, i)}: image {paths[i] or '(bytes)'}"
+                raise ImageError(f"{where} {err}. Replace or remove that file.") from None
+
+            for i in todo:
+                try:
+                    data[i] = next(contents)
+                except ImageError as err:
+                    refuse(i, err)
+            read = set(todo)
+            for i, content in enumerate(data):  # bytes stored in the table itself
+                try:
+                    if i not in read and valid[i] and content is not None:
+                        check_image(content)
+                except ImageError as err:
+                    refuse(i, err)
+            names = [file_name(p) if p is not None else None for p in paths]
+            arrays[name] = pa.StructArray.from_arrays(
+                [pa.array(data, pa.binary()), pa.array(names, pa.string())],
+                ["bytes", "path"],
+                mask=pc.invert(storage.is_valid()),
+            )
+        columns = [arrays.get(n, table[n]) for n in table.column_names]
+        return pa.Table.from_arrays(columns, schema=features.arrow_schema)
+
+    return finish
 
 
 def _footer_reserve(schema: pa.Schema, row_groups: int) -> int:
@@ -328,9 +344,18 @@ def write_split(
     pool = ThreadPoolExecutor(_READ_THREADS)
     try:
         # ``or [None]``: an empty split still gets one (empty) shard.
-        for offset in range(0, len(dataset), batch_size) or [None]:
-            chunk = None if offset is None else rows[offset : offset + batch_size]
-            batch = None if offset is None else embed_batch(chunk, features, pool, source, offset)
+        offsets = list(range(0, len(dataset), batch_size)) or [None]
+
+        def start(offset):
+            if offset is None:
+                return lambda: None
+            return start_embedding(rows[offset : offset + batch_size], features, pool, source, offset)
+
+        pending = start(offsets[0])
+        for number, offset in enumerate(offsets):
+            batch = pending()
+            # the next batch's files are read and checked while this one is written
+            pending = start(offsets[number + 1]) if number + 1 < len(offsets) else None
             size = 0 if batch is None else batch.nbytes
             check_room(repo_dir, size + _footer_reserve(schema, groups))
             if writer is None or (groups and sink.tell() + size + _footer_reserve(schema, groups) > limit):

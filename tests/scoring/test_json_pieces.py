@@ -113,3 +113,19 @@ def test_every_file_is_read_or_refused_as_the_whole_parse_does(tmp_path, monkeyp
         assert pieces == whole and whole.startswith(f"{path}: ")
     else:
         assert same_run(pieces, whole) and pieces.problems == whole.problems
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda t: t[:-1] + ']], "x": [[5]',
+        lambda t: t.replace('}, {"qid": "20"', '}]], "x": [[{"qid": "20"', 1),  # would hide queries 20 to 39
+    ],
+    ids=["a key after the run", "a key inside the run"],
+)
+def test_text_that_closes_the_run_early_is_refused_whole_or_in_pieces(tmp_path, monkeypatch, make):
+    path = tmp_path / "run.json"
+    path.write_text(make(json.dumps(entries())))
+    for pieces in (False, True):
+        refusal, _ = read(path, monkeypatch, pieces)
+        assert isinstance(refusal, str) and "not valid JSON" in refusal, refusal

@@ -17,7 +17,7 @@ from mmrhub.scoring.runs.run import zero_based_offsets
 _RANKED = pa.list_(pa.struct([("did", pa.string()), ("score", pa.float64())]))
 _ENTRY = pa.struct([("qid", pa.string()), ("ranked", _RANKED)])
 # The run inside a one-element array inside one object: text after the run's array (`[...], "x": 1`) then breaks
-# the JSON, or makes a second element, instead of adding a member that the reader would pass over.
+# the JSON, makes a second element, or (`[...]], "x": [[1]`) a second column, never a member passed over.
 _JSON_SCHEMA = pa.schema([("run", pa.list_(pa.list_(_ENTRY)))])
 _JSON_PREFIX, _JSON_SUFFIX = b'{"run": [', b"]}\n"
 # A large run is parsed in pieces on every core: cut where one entry ends and the next begins (JSON's whitespace
@@ -31,23 +31,10 @@ _WORKERS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else
 def read_json(source, bom: int) -> Run:
     """The official JSON run, each query in the order its list gives (the list is the ranking)."""
     try:
-        entries = _read_in_pieces(source, bom)
-        if entries is None:
-            entries = _parse(_read_wrapped(source, bom))
-        qids, ranked = pc.struct_field(entries, [0]), pc.struct_field(entries, [1])
-        if entries.null_count or qids.null_count or ranked.null_count or ranked.values.null_count:
-            raise pa.ArrowInvalid("nulls")
-        dids = pc.struct_field(ranked.values, [0])
-        if dids.null_count:
-            raise pa.ArrowInvalid("null ids")
-        qids.validate(full=True)  # pyarrow's JSON reader lets invalid UTF-8 through; this raises ArrowInvalid
-        dids.validate(full=True)
+        columns = _read_in_pieces(source, bom) or _parse(_read_wrapped(source, bom))
     except pa.ArrowInvalid:  # numbers for ids, nulls, another shape: read again below, naming the entry
         return _read_json_slowly(source.name, source.read(bom))
-    scores = pc.struct_field(ranked.values, [1])
-    offsets = zero_based_offsets(ranked)
-    rankings = pa.ListArray.from_arrays(offsets, dids)
-    return Run(source.name, "json", qids, rankings, pa.ListArray.from_arrays(offsets, scores))
+    return Run(source.name, "json", *columns)
 
 
 def _read_wrapped(source, bom: int) -> memoryview:
@@ -60,30 +47,46 @@ def _read_wrapped(source, bom: int) -> memoryview:
     return memoryview(wrapped)
 
 
-def _parse(wrapped) -> pa.StructArray:
-    """The entries of one wrapped piece (``{"run": [`` + the run's array + ``]}``, or a slice of it between two
-    entries inside ``[[`` and ``]]``); ArrowInvalid unless it is valid JSON holding exactly one list of entries."""
-    # pyarrow reads JSON Lines; the piece inside the one field of one line is exactly that.
+def _parse(wrapped) -> tuple:
+    """(query ids, rankings, scores) of one wrapped piece (``{"run": [`` + the run's array + ``]}``, or a slice of
+    it between two entries inside ``[[`` and ``]]``); ArrowInvalid unless it is valid JSON holding exactly one list
+    of entries, each with a string id and a list of objects with a string "did", and nothing beside the list."""
+    # pyarrow reads JSON Lines; the piece inside the one field of one line is exactly that. Fields outside the
+    # format are inferred, not dropped, so that text closing the list early and adding a key ('[...]], "x": [[')
+    # shows as a second column.
     table = paj.read_json(
         pa.BufferReader(pa.py_buffer(wrapped)),
         read_options=paj.ReadOptions(block_size=len(wrapped) + 1, use_threads=False),
-        parse_options=paj.ParseOptions(explicit_schema=_JSON_SCHEMA, unexpected_field_behavior="ignore"),
+        parse_options=paj.ParseOptions(explicit_schema=_JSON_SCHEMA, unexpected_field_behavior="infer"),
     )
+    if table.num_columns != 1:
+        raise pa.ArrowInvalid("more than the run")
     wrapping = table["run"].combine_chunks()
     run = wrapping.flatten()
     if len(wrapping) != 1 or wrapping.null_count or len(run) != 1 or run.null_count:
         raise pa.ArrowInvalid("not one array")
-    return run.flatten()
+    entries = run.flatten()
+    qids, ranked = pc.struct_field(entries, [0]), pc.struct_field(entries, [1])
+    if entries.null_count or qids.null_count or ranked.null_count or ranked.values.null_count:
+        raise pa.ArrowInvalid("nulls")
+    dids = pc.struct_field(ranked.values, [0])
+    if dids.null_count:
+        raise pa.ArrowInvalid("null ids")
+    qids.validate(full=True)  # pyarrow's JSON reader lets invalid UTF-8 through; this raises ArrowInvalid
+    dids.validate(full=True)
+    scores = pc.struct_field(ranked.values, [1])
+    offsets = zero_based_offsets(ranked)
+    return qids, pa.ListArray.from_arrays(offsets, dids), pa.ListArray.from_arrays(offsets, scores)
 
 
 def _read_in_pieces(source, bom: int):
-    """The entries of a run large enough to share out, parsed a piece per core; None for a run read whole.
+    """The columns of a run large enough to share out, parsed a piece per core; None for a run read whole.
 
     The run is cut between two entries (``}, {"qid"``) into pieces that are wrapped in place, each inside
     ``{"run": [[`` and ``]]}`` (the first and the last keep the run's own brackets). A piece parses only if it
-    starts and ends outside any string, at the run's level, so when every piece parses to one list, the pieces
-    joined by commas are the run: the whole file is valid and its entries are theirs, in order. A cut that is not
-    between entries, or a file that is not valid, fails some piece, and the run is read whole as before.
+    starts and ends outside any string, at the run's level, so when every piece parses to one list and nothing
+    else, the pieces joined by commas are the run: the whole file is valid and its entries are theirs, in order.
+    A cut that is not between entries, or a file that is not valid, fails some piece, and the run is read whole.
     """
     size = source.size(bom)
     count = min(_WORKERS * 4, size // _PIECE_BYTES)
@@ -124,13 +127,13 @@ def _read_in_pieces(source, bom: int):
     with ThreadPoolExecutor(_WORKERS) as pool:  # the parser lets go of the GIL
         parsed = list(pool.map(_try_parse, wrapped))
     del wrapped, view, buffer  # before the pieces' columns are joined
-    if any(entries is None for entries in parsed):
+    if any(columns is None for columns in parsed):
         return None
-    return pa.concat_arrays(parsed)
+    return tuple(pa.concat_arrays(list(arrays)) for arrays in zip(*parsed))
 
 
 def _try_parse(wrapped):
-    """``_parse``, or None where pyarrow refuses the piece."""
+    """``_parse``, or None where it refuses the piece."""
     try:
         return _parse(wrapped)
     except pa.ArrowInvalid:
