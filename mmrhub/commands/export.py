@@ -1,6 +1,6 @@
 """``mmrhub export``: write a benchmark as a script-free Hub dataset repo folder (Parquet + README.md card)."""
 
-from mmrhub.benchmarks import BENCHMARKS
+from mmrhub.commands.arguments import add_benchmark_argument
 from mmrhub.commands.arguments import add_build_arguments
 from mmrhub.commands.arguments import build_options
 from mmrhub.export import FORMATS
@@ -9,7 +9,7 @@ from mmrhub.export import FORMATS
 def register(subparsers):
     """Add ``export``."""
     parser = subparsers.add_parser("export", help="write a Hub-ready dataset repo folder (Parquet per config + card)")
-    parser.add_argument("benchmark", choices=list(BENCHMARKS))
+    add_benchmark_argument(parser)
     parser.add_argument("out", help="the repo folder to create (written aside, then moved into place)")
     parser.add_argument("--data-dir", help="the benchmark's data folder or URL (default: the bundled sample)")
     parser.add_argument(
@@ -36,7 +36,7 @@ def run(args) -> int:
     """Export the benchmark and say where."""
     from mmrhub.export.repo import export  # imports datasets: only when exporting
 
-    benchmark = BENCHMARKS[args.benchmark]
+    benchmark = args.benchmark
     out = export(
         benchmark,
         args.out,

@@ -26,12 +26,6 @@ def paired_randomisation_ps(diffs, permutations: int = 10000, seed: int = 0, chu
     return [(h + 1) / (permutations + 1) if t else 1.0 for h, t in zip(hits, tested)]
 
 
-def paired_randomisation_p(a, b, permutations: int = 10000, seed: int = 0, chunk: int = 1000) -> float:
-    """p-value of mean(b - a) under random swaps of each query's pair; (hits + 1) / (permutations + 1)."""
-    diff = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
-    return paired_randomisation_ps(diff[:, None], permutations, seed, chunk)[0]
-
-
 def pair_tests(a: dict, b: dict, measures: list, permutations: int, seed: int) -> dict:
     """{measure: (mean A, mean B, B - A, p, queries)} of two runs' ``per_query`` columns, over the queries both
     define (all None and 0 queries where none). Measures defined on the same queries share one sign matrix; each p

@@ -1,9 +1,13 @@
-"""What every scoring command says besides its table: the sample caption, the notes, the ``--json`` payload."""
+"""What a command says beside its table, and where it goes: the sample caption, the readings and smaller means,
+``compare``'s footnote, the model line above a retrieve, rerank or baseline table, the notes on stderr."""
 
 import sys
 
+from mmrhub.scoring.output.tables import corrected_column
 from mmrhub.scoring.request import ScoringRequest
 from mmrhub.terminal import printable
+
+TEST = "paired randomisation test (sign flips of per-query differences), two-sided"
 
 
 def sample_caption(request: ScoringRequest, truth) -> str:
@@ -13,6 +17,14 @@ def sample_caption(request: ScoringRequest, truth) -> str:
     return (
         f"\n\n_Bundled {request.benchmark.title} sample ({len(truth.query_ids)} queries), not the benchmark: its "
         "numbers mean nothing. Pass --data-dir for the real data._"
+    )
+
+
+def sample_cannot_decide(table_name: str) -> str:
+    """``reproduce`` on the bundled sample: why its answer is an illustration only."""
+    return (
+        f"The bundled sample cannot decide the readings: its runs are simulated, not the runs behind {table_name}, "
+        "so no reading can be confirmed or excluded on it. Give --data-dir with the official data."
     )
 
 
@@ -55,6 +67,52 @@ def _flag_value(value) -> str:
     return ",".join(value) if isinstance(value, list) else str(value)
 
 
+def model_caption(model_id: str, settings) -> str:
+    """The line above a retrieve, rerank or baseline table: the model and its preset (a ``Preset``)."""
+    return f"{model_id} (preset: {settings.name})"
+
+
+def pools_caption(baseline_row: str, top_k: int, folder) -> str:
+    """The line under ``baseline``'s table: whose candidates the reranker and the oracle work on."""
+    return f"Reranking and the Oracle operate on {baseline_row}'s top-{top_k} candidates; runs in {folder}."
+
+
+def footnote(comparison) -> str:
+    """``compare``'s footnote: what the p-values are, the correction and its family, and the measures tested on
+    fewer queries or not at all; only what applies to the measures shown."""
+    count = len(comparison.pairs)
+    notes = [
+        f"p: {TEST}, {comparison.permutations} sign flips (seed {comparison.seed}), over the queries both runs define."
+    ]
+    if count == 1:
+        notes.append("One pair: nothing to correct.")
+    elif comparison.correction == "none":
+        notes.append(f"p is not corrected for the {count} pairs.")
+    else:
+        notes.append(
+            f"{corrected_column(comparison)}: {comparison.correction.capitalize()}-adjusted per measure "
+            f"across the {count} pairs (the family: one measure's {count} tests)."
+        )
+    for measure, counts in _partial(comparison).items():
+        if max(counts) == 0:
+            notes.append(f"{measure} is defined on no query of both runs and is not tested.")
+            continue
+        shown = f"{min(counts)}" if len(counts) == 1 else f"{min(counts)}-{max(counts)}"
+        notes.append(f"{measure} is tested on the {shown} of {comparison.queries} queries that define it.")
+    notes += [f"{measure} has no per-query form and is not tested." for measure in comparison.untested]
+    return " ".join(notes + ["Scores x100."])
+
+
+def _partial(comparison) -> dict:
+    """{measure: the query counts its tests saw} for the measures some pair tested on fewer than all queries."""
+    counts = {}
+    for pair in comparison.pairs:
+        for test in pair.tests:
+            if test.queries is not None:
+                counts.setdefault(test.measure, set()).add(test.queries)
+    return {name: found for name, found in counts.items() if min(found) < comparison.queries}
+
+
 def print_table(text: str, captions: str, format: str = "markdown") -> None:
     """A table on stdout with its captions under it (Markdown), or, in CSV, LaTeX or JSON, with the captions on
     stderr as notes, so stdout stays one table a program or a paper can take as it is."""
@@ -71,36 +129,3 @@ def print_notes(truth, rows) -> None:
     notes = truth.notes + [note for row in rows if row.run is not None for note in row.run.notes]
     for note in notes:
         print(printable(f"note: {note}"), file=sys.stderr)
-
-
-def json_payload(request: ScoringRequest, truth, rows) -> dict:
-    """Every row's aggregate and per-query values, with the data folder, the readings and the notes."""
-    key = request.benchmark.breakdown.key
-    runs = []
-    for row in rows:
-        result = dict(row.result)
-        per_query = dict(result.pop("per_query"))  # a copy: the row keeps its values
-        groups = {key: result.pop(key)} if request.breakdown else {}
-        query_ids = per_query.pop("query_id")
-        values = {qid: {name: column[i] for name, column in per_query.items()} for i, qid in enumerate(query_ids)}
-        run = row.run.path if row.run else None
-        averaged = queries_averaged(row)
-        runs.append(
-            {
-                "name": row.name,
-                "run": run,
-                "aggregate": result,
-                "queries_averaged": averaged,
-                **groups,
-                "per_query": values,
-            }
-        )
-    return {
-        "benchmark": request.benchmark.name,
-        "data_dir": str(request.folder),
-        "sample": request.sample,
-        "options": request.options,
-        "non_default_readings": non_default_readings(request),
-        "notes": truth.notes,
-        "runs": runs,
-    }
