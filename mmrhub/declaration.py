@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Callable
+from typing import Protocol
 
 from mmrhub.data import SAMPLES
 
@@ -20,6 +21,14 @@ class Side:
     id_column: str
     text_column: str
     image_name_column: str
+
+
+class Judgments(Protocol):
+    """A benchmark's judgments as its metric module prepares them (``mipr_measures.Qrels``,
+    ``m2kr_measures.Positives``): the wings only hand them back, to that module's ``evaluate_run`` and to the
+    benchmark's oracle."""
+
+    num_queries: int  # judged queries, the rows of the judgments table
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
-"""Imports point one way: cli -> commands -> benchmarks -> wings (scoring, export, report, retrieve) -> builders and
-metric folders; and no file of the tests imports a test module. Read from the source with ``ast``, so a lazy import
-inside a function counts too."""
+"""Imports point one way: cli -> commands -> benchmarks -> wings (scoring, export, report, retrieve) -> the
+declaration (``mmrhub/declaration.py``, the shapes every wing types against) -> builders and metric folders; and no
+file of the tests imports a test module. Read from the source with ``ast``, so a lazy import inside a function
+counts too."""
 
 import ast
 from pathlib import Path
@@ -55,6 +56,46 @@ def test_benchmarks_import_no_command():
     assert [reaches(path, "mmrhub.commands") for path in modules_under("benchmarks")] == [
         [] for _ in modules_under("benchmarks")
     ]
+
+
+def test_the_declaration_is_the_bottom_it_imports_no_wing_benchmark_or_command():
+    """``declaration.py`` imports nothing of mmrhub but the bundled data's location, so every wing may import it."""
+    declaration = PACKAGE / "declaration.py"
+    assert [name for name in reaches(declaration, "mmrhub") if not name.startswith("mmrhub.data")] == []
+
+
+@pytest.mark.parametrize("wing", WINGS)
+def test_wings_type_the_benchmark_against_the_declaration(wing):
+    """Every ``benchmark`` parameter or field of a wing is a ``Benchmark`` (never ``object`` or untyped), every
+    ``view`` a ``View``, and the wing takes them from the declaration."""
+    expected = {"benchmark": "Benchmark", "view": "View"}
+    found, offenders = set(), {}
+    for path in modules_under(wing):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                named = [(arg.arg, arg.annotation) for arg in node.args.args + node.args.kwonlyargs]
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                named = [(node.target.id, node.annotation)]
+            else:
+                continue
+            for name, annotation in named:
+                if name in expected:
+                    typed = ast.unparse(annotation) if annotation else None
+                    found.add(path)
+                    if typed != expected[name]:
+                        offenders[f"{path.relative_to(PACKAGE)}:{node.lineno} {name}"] = typed
+    assert offenders == {}
+    assert all("mmrhub.declaration" in imported_modules(path) for path in found)
+
+
+def test_no_wing_field_is_typed_object():
+    offenders = []
+    for wing in WINGS:
+        for path in modules_under(wing):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.AnnAssign) and "object" in ast.unparse(node.annotation):
+                    offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert offenders == []
 
 
 def test_builders_and_metric_folders_never_import_mmrhub():

@@ -1,11 +1,15 @@
 """The arguments several commands share, and how they become the library's typed requests: the scoring commands'
-(a ScoringRequest), the builders' (their keywords) and the model commands' (the retrieve wing's options)."""
+(a ScoringRequest), the builders' (their keywords) and the model commands' (the retrieve wing's options).
+
+In every command ``args.benchmark`` is the benchmark's declaration (a ``Benchmark``), never its name: the scoring
+commands set it per subcommand, the others convert the positional name (``add_benchmark_argument``)."""
 
 import argparse
 from dataclasses import replace
 
 from mmr_inputs import refuse_link_loop
 from mmrhub.benchmarks import BENCHMARKS
+from mmrhub.declaration import Benchmark
 from mmrhub.metrics.mipr.shared import MAX_CUTOFF
 from mmrhub.metrics.mipr.shared import one_of
 from mmrhub.metrics.mipr.shared import real_number
@@ -23,7 +27,7 @@ from mmrhub.scoring.runs.trec import ORDERS
 from mmrhub.scoring.runs.validation import MISSING_QUERIES
 
 
-def add_scoring_arguments(parser, benchmark, oracle: bool = True) -> None:
+def add_scoring_arguments(parser, benchmark: Benchmark, oracle: bool = True) -> None:
     """What every scoring command takes: the data, the cutoffs, the benchmark's options, --json. ``oracle=False``
     for a command that scores no oracle (compare): the oracle's own options are then not offered."""
     parser.add_argument("--data-dir", help=f"the {benchmark.title} data folder (default: the bundled sample)")
@@ -115,9 +119,26 @@ def add_build_arguments(parser, images_dir: bool = True) -> None:
         )
 
 
-def build_options(benchmark, args) -> dict:
+def build_options(benchmark: Benchmark, args) -> dict:
     """The builder's own keywords (``check_images``; M2KR's ``images_dir``) from the parsed arguments."""
     return benchmark.builder_options(args.check_images, getattr(args, "images_dir", None))
+
+
+def benchmark_named(benchmarks: dict):
+    """A converter from a benchmark's name to its declaration, accepting only the names in ``benchmarks``."""
+
+    def convert(text: str) -> Benchmark:
+        if text not in benchmarks:
+            raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(benchmarks)})")
+        return benchmarks[text]
+
+    return convert
+
+
+def add_benchmark_argument(parser, benchmarks: dict = BENCHMARKS, **options) -> None:
+    """The positional benchmark name, parsed into its declaration: ``args.benchmark`` is a ``Benchmark``."""
+    metavar = "{" + ",".join(benchmarks) + "}"
+    parser.add_argument("benchmark", type=benchmark_named(benchmarks), metavar=metavar, **options)
 
 
 def checked(convert, *bounds):
@@ -171,7 +192,7 @@ def comma_list(convert):
 
 def add_data_arguments(parser) -> None:
     """The benchmark and where its data is."""
-    parser.add_argument("benchmark", choices=list(BENCHMARKS))
+    add_benchmark_argument(parser)
     parser.add_argument("--data-dir", help="the benchmark's data folder or URL (default: the bundled sample)")
     parser.add_argument("--split", help="split to load (default: the benchmark's own, test / train)")
     parser.add_argument(
@@ -291,16 +312,16 @@ def add_run_file_arguments(parser) -> None:
 
 def data_options(args) -> DataOptions:
     """The benchmark's declaration and its data folder, split and archives from the parsed arguments."""
-    return DataOptions(BENCHMARKS[args.benchmark], args.data_dir, args.split, args.images_dir)
+    return DataOptions(args.benchmark, args.data_dir, args.split, args.images_dir)
 
 
-def run_options(args, cache_dir=None) -> RunOptions:
-    """Device, dtype, workers and cache from the parsed arguments; ``cache_dir`` overrides --cache-dir."""
+def run_options(args) -> RunOptions:
+    """Device, dtype, workers and cache from the parsed arguments."""
     return RunOptions(
         device=args.device,
         dtype=args.dtype,
         num_workers=args.num_workers,
-        cache_dir=cache_dir or args.cache_dir,
+        cache_dir=args.cache_dir,
         use_cache=not args.no_cache,
     )
 

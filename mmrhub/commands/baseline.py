@@ -10,7 +10,6 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.commands.arguments import add_data_arguments
 from mmrhub.commands.arguments import add_preset_arguments
 from mmrhub.commands.arguments import add_reranker_arguments
@@ -26,11 +25,8 @@ from mmrhub.retrieve.options import RerankOptions
 from mmrhub.retrieve.options import RetrieveOptions
 from mmrhub.retrieve.presets import QWEN3_VL_EMBEDDING
 from mmrhub.retrieve.presets import QWEN3_VL_RERANKER
-from mmrhub.retrieve.provenance import caption
 from mmrhub.retrieve.runs import model_name
 from mmrhub.retrieve.runs import slug
-from mmrhub.scoring.published_table import as_published
-from mmrhub.scoring.published_table import published_target
 
 PAPER_EMBEDDING = "Qwen/Qwen3-VL-Embedding-8B"
 PAPER_RERANKER = "Qwen/Qwen3-VL-Reranker-8B"
@@ -82,8 +78,8 @@ def chosen_models(args) -> tuple:
     if not args.paper:
         embedding = args.embedding_model or DEFAULT_MODELS["sentence-transformers"]
         return embedding, embedding_settings, args.reranker_model or DEFAULT_RERANKER, reranker_settings
-    if not BENCHMARKS[args.benchmark].published_table:
-        raise ValueError(f"--paper: {args.benchmark} has no published table; it is for mipr.")
+    if not args.benchmark.published_table:
+        raise ValueError(f"--paper: {args.benchmark.name} has no published table; it is for mipr.")
     if args.top_k != PAPER_TOP_K or args.embedding_backend != "sentence-transformers":
         raise ValueError(f"--paper runs the paper's setting: leave --top-k ({PAPER_TOP_K}) and --embedding-backend.")
     return (
@@ -94,11 +90,11 @@ def chosen_models(args) -> tuple:
     )
 
 
-def run_names(benchmark: str, embedding: str, reranker: str, top_k: int) -> tuple:
+def run_names(benchmark_name: str, embedding: str, reranker: str, top_k: int) -> tuple:
     """The two runs' file names: the models' slugs, told apart by role when they are the same (two folders
     both called ``hub``), so the reranked run never overwrites the embedding run."""
     first, second = told_apart(slug(embedding), slug(reranker), "-embedding", "-reranked")
-    return f"{benchmark}_{first}_top{top_k}.json", f"{benchmark}_{second}_top{top_k}.json"
+    return f"{benchmark_name}_{first}_top{top_k}.json", f"{benchmark_name}_{second}_top{top_k}.json"
 
 
 def row_names(embedding: str, reranker: str) -> tuple:
@@ -151,8 +147,11 @@ def run(args) -> int:
     retrieve_options, rerank_options = pipeline_options(args)
     from mmrhub.retrieve import pipeline as retrieval
     from mmrhub.retrieve.rerank import pipeline as reranking
-    from mmrhub.scoring.output.scores import sample_caption
-    from mmrhub.scoring.output.tables import table
+    from mmrhub.scoring.output.captions import model_caption
+    from mmrhub.scoring.output.captions import pools_caption
+    from mmrhub.scoring.output.captions import sample_caption
+    from mmrhub.scoring.output.tables import beside_published
+    from mmrhub.scoring.output.tables import scores_table
     from mmrhub.scoring.request import ScoringRequest
     from mmrhub.scoring.score import score_runs
 
@@ -174,36 +173,14 @@ def run(args) -> int:
         measure_options={"k": data.benchmark.measures.DEFAULT_K},
     )
     rows = score_runs(request, truth)
+    embedding_settings = retrieve_options.settings.resolve(retrieve_options.model, "embedding")
+    reranker_settings = rerank_options.settings.resolve(rerank_options.model, "reranker")
     print(
-        f"{caption(retrieve_options.model, retrieve_options.settings.resolve(retrieve_options.model, 'embedding'))}; "
-        f"{caption(rerank_options.model, rerank_options.settings.resolve(rerank_options.model, 'reranker'))}"
+        f"{model_caption(retrieve_options.model, embedding_settings)}; "
+        f"{model_caption(rerank_options.model, reranker_settings)}"
     )
-    print(table([(row.name, row.result) for row in rows]) + sample_caption(request, truth))
-    print(
-        f"Reranking and the Oracle operate on {request.names[0]}'s top-{args.top_k} candidates; "
-        f"runs in {Path(args.output_dir)}."
-    )
+    print(scores_table(rows) + sample_caption(request, truth))
+    print(pools_caption(request.names[0], args.top_k, Path(args.output_dir)))
     if args.paper:
         print(beside_published(rows, data.benchmark))
     return 0
-
-
-def beside_published(rows: list, benchmark) -> str:
-    """Our rows and the published ones, and ours minus theirs, as one Markdown table (x100, two decimals)."""
-    measures = list(benchmark.published_table[0])
-    lines = [
-        f"Beside {published_target(benchmark).name}:",
-        "| System | " + " | ".join(measures) + " |",
-        "|" + "---|" * (len(measures) + 1),
-    ]
-    for row, published in zip(rows, benchmark.published_table):
-        ours = [as_published(row.result[measure]) for measure in measures]
-        lines.append(f"| {row.name} (ours) | " + " | ".join(_number(value) for value in ours) + " |")
-        lines.append(f"| {row.name} (paper) | " + " | ".join(f"{published[m]:.2f}" for m in measures) + " |")
-        deltas = [None if value is None else value - published[m] for value, m in zip(ours, measures)]
-        lines.append("| difference | " + " | ".join(_number(delta, sign=True) for delta in deltas) + " |")
-    return "\n".join(lines)
-
-
-def _number(value, sign: bool = False) -> str:
-    return "-" if value is None else (f"{value:+.2f}" if sign else f"{value:.2f}")

@@ -11,15 +11,14 @@ from mmrhub.commands.arguments import seed
 from mmrhub.scoring import pandas_free
 from mmrhub.scoring.compare.comparison import compare_runs
 from mmrhub.scoring.compare.corrections import CORRECTIONS
-from mmrhub.scoring.output.comparison import footnote
-from mmrhub.scoring.output.comparison import json_payload
-from mmrhub.scoring.output.comparison import markdown
-from mmrhub.scoring.output.comparison import pair_rows
-from mmrhub.scoring.output.scores import missing_caption
-from mmrhub.scoring.output.scores import print_notes
-from mmrhub.scoring.output.scores import sample_caption
-from mmrhub.scoring.output.tables import check_json_target
-from mmrhub.scoring.output.tables import write_json
+from mmrhub.scoring.output.captions import footnote
+from mmrhub.scoring.output.captions import missing_caption
+from mmrhub.scoring.output.captions import print_notes
+from mmrhub.scoring.output.captions import sample_caption
+from mmrhub.scoring.output.payloads import check_json_target
+from mmrhub.scoring.output.payloads import comparison_payload
+from mmrhub.scoring.output.payloads import write_json
+from mmrhub.scoring.output.tables import pair_tables
 from mmrhub.scoring.score import load_truth
 from mmrhub.scoring.score import score_runs
 
@@ -89,10 +88,10 @@ def run(args) -> int:
         rows = score_runs(request, truth)
         print_notes(truth, rows)
         comparison = compare_runs(rows, args.permutations, args.seed, args.correction, args.baseline is not None)
-    print("\n\n".join(markdown(pair_rows(comparison, pair)) for pair in comparison.pairs))
+    print("\n\n".join(pair_tables(comparison)))
     print(f"\n{footnote(comparison)}{missing_caption(rows)}{sample_caption(request, truth)}")
     if args.json:
         named = [{"name": row.name, "run": row.run.path} for row in rows]
         baseline = rows[0].name if args.baseline is not None else None
-        write_json(args.json, json_payload(comparison, request.benchmark.name, named, baseline))
+        write_json(args.json, comparison_payload(comparison, request.benchmark.name, named, baseline))
     return 0

@@ -4,16 +4,17 @@ from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.commands.arguments import add_scoring_arguments
 from mmrhub.commands.arguments import scoring_request
 from mmrhub.scoring import pandas_free
-from mmrhub.scoring.output.scores import computed_caption
-from mmrhub.scoring.output.scores import json_payload
-from mmrhub.scoring.output.scores import print_notes
-from mmrhub.scoring.output.scores import print_table
-from mmrhub.scoring.output.scores import sample_caption
+from mmrhub.scoring.output.captions import computed_caption
+from mmrhub.scoring.output.captions import print_notes
+from mmrhub.scoring.output.captions import print_table
+from mmrhub.scoring.output.captions import sample_caption
+from mmrhub.scoring.output.payloads import check_json_target
+from mmrhub.scoring.output.payloads import scores_payload
+from mmrhub.scoring.output.payloads import write_json
 from mmrhub.scoring.output.tables import FORMATS
-from mmrhub.scoring.output.tables import check_json_target
 from mmrhub.scoring.output.tables import per_query_table
+from mmrhub.scoring.output.tables import scores_table
 from mmrhub.scoring.output.tables import table
-from mmrhub.scoring.output.tables import write_json
 from mmrhub.scoring.score import load_truth
 from mmrhub.scoring.score import score_runs
 
@@ -59,7 +60,7 @@ def run(args) -> int:
         rows = score_runs(request, truth)
     print_notes(truth, rows)
     captions = computed_caption(request, rows) + sample_caption(request, truth)
-    print_table(table([(row.name, row.result) for row in rows], format=args.format), captions, args.format)
+    print_table(scores_table(rows, format=args.format), captions, args.format)
     breakdown = request.benchmark.breakdown
     for row in rows if request.breakdown else ():
         print(f"\n{row.name}:\n")
@@ -69,5 +70,5 @@ def run(args) -> int:
         print(f"\n{row.name}, per query:\n")
         print(per_query_table(row.result["per_query"], format=args.format))
     if args.json:
-        write_json(args.json, json_payload(request, truth, rows))
+        write_json(args.json, scores_payload(request, truth, rows))
     return 0

@@ -1,6 +1,6 @@
 """``mmrhub export``: write a benchmark as a script-free Hub dataset repo folder (Parquet + README.md card)."""
 
-from mmrhub.benchmarks import BENCHMARKS
+from mmrhub.commands.arguments import add_benchmark_argument
 from mmrhub.commands.arguments import add_build_arguments
 from mmrhub.commands.arguments import build_options
 from mmrhub.export import FORMATS
@@ -18,7 +18,7 @@ def register(subparsers):
         help="write a Hub-ready dataset repo folder (Parquet per config + card)",
         description=DESCRIPTION,
     )
-    parser.add_argument("benchmark", choices=list(BENCHMARKS), help="the benchmark to export")
+    add_benchmark_argument(parser, help="the benchmark to export")
     parser.add_argument("out", help="the repo folder to create (written aside, then moved into place)")
     parser.add_argument("--data-dir", help="the benchmark's data folder or URL (default: the bundled sample)")
     parser.add_argument(
@@ -45,7 +45,7 @@ def run(args) -> int:
     """Export the benchmark and say where."""
     from mmrhub.export.repo import export  # imports datasets: only when exporting
 
-    benchmark = BENCHMARKS[args.benchmark]
+    benchmark = args.benchmark
     out = export(
         benchmark,
         args.out,

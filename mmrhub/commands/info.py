@@ -1,15 +1,17 @@
 """``mmrhub info``: configs, features and row counts of a benchmark; writes dataset_infos.json."""
 
 from mmrhub.benchmarks import BENCHMARKS
+from mmrhub.commands.arguments import add_benchmark_argument
 from mmrhub.commands.arguments import add_build_arguments
 from mmrhub.commands.arguments import build_options
+from mmrhub.declaration import Benchmark
 from mmrhub.writing import check_target
 
 
 def register(subparsers):
     """Add ``info``."""
     parser = subparsers.add_parser("info", help="show the configs, features and row counts of a benchmark")
-    parser.add_argument("benchmark", nargs="?", choices=list(BENCHMARKS))
+    add_benchmark_argument(parser, nargs="?")
     parser.add_argument("--data-dir", help="the benchmark's data folder or URL (default: the bundled sample)")
     add_build_arguments(parser)
     parser.add_argument(
@@ -28,14 +30,14 @@ def run(args) -> int:
         write_dataset_infos(args.dataset_infos, BENCHMARKS.values())
         print(f"wrote {args.dataset_infos}")
         return 0
-    if not args.benchmark:
+    if args.benchmark is None:
         args.parser.error("name a benchmark (mipr or m2kr), or pass --dataset-infos PATH")
-    benchmark = BENCHMARKS[args.benchmark]
+    benchmark = args.benchmark
     print(describe(benchmark, args.data_dir, **build_options(benchmark, args)))
     return 0
 
 
-def describe(benchmark, data_dir=None, **options) -> str:
+def describe(benchmark: Benchmark, data_dir=None, **options) -> str:
     """``options``: the builder's own keywords (``check_images``; M2KR's ``images_dir``)."""
     module = benchmark.builder()
     lines = [f"# {benchmark.name}: {data_dir or f'bundled sample {benchmark.sample_dir}'}", ""]

@@ -11,13 +11,13 @@ from mmrhub.commands.arguments import comma_list
 from mmrhub.commands.arguments import int_at_least
 from mmrhub.commands.arguments import scoring_request
 from mmrhub.commands.messages import as_given
-from mmrhub.scoring.output.scores import computed_caption
-from mmrhub.scoring.output.scores import json_payload
-from mmrhub.scoring.output.scores import print_notes
-from mmrhub.scoring.output.scores import sample_caption
-from mmrhub.scoring.output.tables import check_json_target
-from mmrhub.scoring.output.tables import table
-from mmrhub.scoring.output.tables import write_json
+from mmrhub.scoring.output.captions import computed_caption
+from mmrhub.scoring.output.captions import print_notes
+from mmrhub.scoring.output.captions import sample_caption
+from mmrhub.scoring.output.payloads import check_json_target
+from mmrhub.scoring.output.payloads import scores_payload
+from mmrhub.scoring.output.payloads import write_json
+from mmrhub.scoring.output.tables import scores_table
 from mmrhub.scoring.score import load_truth
 from mmrhub.terminal import printable
 from mmrhub.writing import check_target
@@ -79,9 +79,9 @@ def run(args) -> int:
     if missing:
         print(printable(as_given(f"note: {missing}", args)), file=sys.stderr)
     captions = computed_caption(request.scoring, rows) + sample_caption(request.scoring, truth)
-    print(table([(row.name, row.result) for row in rows]) + captions)
+    print(scores_table(rows) + captions)
     write_text(output, page)
     print(f"wrote {output} ({output.stat().st_size / 1e6:.1f} MB)")
     if args.json:
-        write_json(args.json, json_payload(request.scoring, truth, rows))
+        write_json(args.json, scores_payload(request.scoring, truth, rows))
     return 0

@@ -6,7 +6,9 @@ numbers (scores x100 to two decimals, and the counts the table states) are equal
 """
 
 from mmrhub.benchmarks import BENCHMARKS
+from mmrhub.commands.arguments import add_benchmark_argument
 from mmrhub.scoring import pandas_free
+from mmrhub.scoring.output.captions import sample_cannot_decide
 from mmrhub.scoring.published_table import Difference
 from mmrhub.scoring.published_table import differences
 from mmrhub.scoring.published_table import published_target
@@ -15,11 +17,6 @@ from mmrhub.scoring.readings import score_every_reading
 from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.score import load_truth
 
-SAMPLE_NOTE = (
-    "The bundled sample cannot decide between the interpretations: its runs are simulated, not the runs behind "
-    "{table}, so no interpretation can be confirmed or excluded on it. Give --data-dir with the official data."
-)
-
 
 def register(subparsers) -> None:
     """Add ``reproduce``."""
@@ -27,7 +24,7 @@ def register(subparsers) -> None:
         "reproduce",
         help="find the interpretations of the open metric rules that reproduce the published table (the MIPR paper's)",
     )
-    parser.add_argument("benchmark", choices=[name for name, b in BENCHMARKS.items() if b.published_table])
+    add_benchmark_argument(parser, {name: b for name, b in BENCHMARKS.items() if b.published_table})
     parser.add_argument(
         "--data-dir",
         help="the official data, with its bundled runs (default: the bundled sample, whose simulated runs cannot "
@@ -45,7 +42,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Score the shipped runs under every combination of readings; print those that give the target table."""
-    benchmark = BENCHMARKS[args.benchmark]
+    benchmark = args.benchmark
     target = read_target(args.target, benchmark) if args.target else published_target(benchmark)
     request = ScoringRequest(benchmark, args.data_dir).with_shipped_runs()
     with pandas_free.kept_out():
@@ -57,7 +54,7 @@ def run(args) -> int:
     fewest = min(len(found) for _, found in outcomes)
     closest = [(options, found) for options, found in outcomes if len(found) == fewest]
     if request.sample and target.published:
-        print(SAMPLE_NOTE.format(table=target.name))
+        print(sample_cannot_decide(target.name))
         print(f"For illustration only, on the sample's simulated runs:\n  {summary(target, len(outcomes), closest)}")
         return 0
     print(summary(target, len(outcomes), closest))

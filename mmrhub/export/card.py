@@ -9,6 +9,7 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard
 from huggingface_hub import DatasetCardData
 
+from mmrhub.declaration import Benchmark
 from mmrhub.export.parquet import WrittenSplit
 
 DEFAULT_LICENSE = "apache-2.0"
@@ -194,7 +195,7 @@ def measure_table(definitions: dict) -> str:
 
 
 def render(
-    benchmark,
+    benchmark: Benchmark,
     module,
     configs: list,
     default_config: str,

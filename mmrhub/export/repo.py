@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Optional
 
+from mmrhub.declaration import Benchmark
 from mmrhub.export import FORMATS
 from mmrhub.export.atomic import atomic_dir
 from mmrhub.export.card import ExportedConfig
@@ -20,14 +21,14 @@ from mmrhub.export.trec import write_qrels
 logger = logging.getLogger(__name__)
 
 
-def data_root(benchmark, data_dir: Optional[str]) -> Optional[str]:
+def data_root(benchmark: Benchmark, data_dir: Optional[str]) -> Optional[str]:
     """The local folder the export reads (None for remote data): never replaced, and every file read lies in it."""
     if data_dir is None:
         return str(benchmark.sample_dir)
     return None if "://" in str(data_dir) else str(Path(data_dir).absolute())
 
 
-def row_sources(benchmark, format: str, root: Optional[str]) -> dict:
+def row_sources(benchmark: Benchmark, format: str, root: Optional[str]) -> dict:
     """Per config, what its messages name a row by: the id column of the builder's table (``id`` in MTEB's)."""
     if format == "mteb":
         return {name: RowSource(name, root, "id") for name in ("corpus", "query")}
@@ -44,7 +45,7 @@ def no_space(out: Path) -> OSError:
 
 
 def export(
-    benchmark,
+    benchmark: Benchmark,
     out,
     data_dir: Optional[str] = None,
     format: str = "hf",
@@ -113,7 +114,7 @@ def export(
     return out
 
 
-def _export_qrels(benchmark, module, load, out: Path, overwrite: bool, root: Optional[str]) -> Path:
+def _export_qrels(benchmark: Benchmark, module, load, out: Path, overwrite: bool, root: Optional[str]) -> Path:
     """The judgments as trec_eval qrels files, written aside and moved into place like every export."""
     try:
         with atomic_dir(out, overwrite=overwrite, protected=[root] if root else []) as work:

@@ -20,9 +20,10 @@ from mmrhub.retrieve.provenance import check_replaceable
 from mmrhub.retrieve.provenance import meta_path
 from mmrhub.retrieve.provenance import model_source
 from mmrhub.retrieve.runs import slug
-from mmrhub.scoring.output.scores import computed_caption
-from mmrhub.scoring.output.scores import print_notes
-from mmrhub.scoring.output.scores import sample_caption
+from mmrhub.scoring.output.captions import computed_caption
+from mmrhub.scoring.output.captions import mteb_caption
+from mmrhub.scoring.output.captions import print_notes
+from mmrhub.scoring.output.captions import sample_caption
 from mmrhub.scoring.output.tables import table
 from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.score import score_runs
@@ -245,16 +246,8 @@ def print_table(options: MtebOptions, path: Path, truth, evaluated: Evaluated, u
     ran = f"through mteb {evaluated.mteb_version}: task {task.metadata.name}, top {task.top_k}"
     print(f"{name} (revision {model_meta.revision}) {ran}")
     cells = {**row.result, f"MTEB {main_score}": scores[main_score]}
-    agreed = ", ".join(f"{mteb_name} is {measure}" for mteb_name, measure in task.same_as.items())
-    queries = (
-        f"over the judged queries but the {unranked} with an empty judgment list, which MTEB leaves out and "
-        f"{benchmark.title} keeps (scoring 0)"
-        if unranked
-        else "over the same queries"
-    )
     captions = (
-        f"\n\n_The table is {benchmark.title}'s, from the run; the last column is MTEB's main score. By definition "
-        f"MTEB's {agreed}, {queries}. {task.differences}_"
+        mteb_caption(benchmark.title, task.same_as, unranked, task.differences)
         + computed_caption(request, rows)
         + sample_caption(request, truth)
     )

@@ -7,12 +7,12 @@ from dataclasses import field
 from mmrhub.report import plots
 from mmrhub.report.gallery import build_gallery
 from mmrhub.report.missing import missing_line
+from mmrhub.report.page import Page
 from mmrhub.report.page import render
-from mmrhub.report.page import significance_table
 from mmrhub.report.selection import pick_queries
 from mmrhub.report.views import main_measure
 from mmrhub.scoring.compare.comparison import compare_runs
-from mmrhub.scoring.output.scores import computed_caption
+from mmrhub.scoring.output.captions import computed_caption
 from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.score import score_runs
 
@@ -52,7 +52,7 @@ def build_report(request: ReportRequest, truth) -> tuple:
         ),
         (f"Per-query {measure}", plots.distribution(rows, measure)),
     ]
-    significance = significance_table(compare_runs(runs, PERMUTATIONS, SEED)) if len(runs) > 1 else ""
+    comparison = compare_runs(runs, PERMUTATIONS, SEED) if len(runs) > 1 else None
     if len(runs) == 2:
         figures.append(
             (f"{measure} per query, paired: above the diagonal {runs[1].name} wins", plots.paired(runs, measure))
@@ -81,18 +81,17 @@ def build_report(request: ReportRequest, truth) -> tuple:
         if scoring.sample
         else str(data_dir)
     )
-    computed = computed_caption(scoring, rows).replace("\n\n_", " ").replace("._", ".")
-    caption = f"{len(truth.query_ids)} judged queries; data: {where}.{computed}"
-    page = render(
-        f"{benchmark.title} report: {', '.join(row.name for row in runs)}",
-        caption,
-        rows,
-        figures,
-        significance,
-        gallery,
-        view,
-        measure,
-        gallery_caption,
-        missing,
+    page = Page(
+        title=f"{benchmark.title} report: {', '.join(row.name for row in runs)}",
+        caption=f"{len(truth.query_ids)} judged queries; data: {where}.",
+        notes=computed_caption(scoring, rows),
+        rows=rows,
+        figures=figures,
+        comparison=comparison,
+        gallery=gallery,
+        view=view,
+        measure=measure,
+        gallery_caption=gallery_caption,
+        missing=missing,
     )
-    return page, rows, missing
+    return render(page), rows, missing

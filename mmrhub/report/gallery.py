@@ -2,10 +2,15 @@
 missed, with grades. Only the rows shown are decoded (``Dataset.select``), through the benchmark's builder."""
 
 from dataclasses import dataclass
+from typing import Optional
+from typing import Union
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from mmrhub.declaration import Benchmark
+from mmrhub.declaration import Side
+from mmrhub.declaration import View
 from mmrhub.report.thumbnail_cache import ThumbnailCache
 from mmrhub.report.thumbnails import NOT_FOUND
 from mmrhub.report.thumbnails import Failure
@@ -20,7 +25,7 @@ class Item:
     item_id: str
     grade: str
     text: str = ""
-    thumbnail: object = ""  # a data URI, or the Failure saying why the image cannot be shown
+    thumbnail: Union[str, Failure] = ""  # a data URI, or the Failure saying why the image cannot be shown
 
 
 @dataclass
@@ -28,7 +33,7 @@ class RunRanking:
     """A run's line in a query's gallery entry."""
 
     name: str
-    value: object  # the main measure on this query (None where undefined)
+    value: Optional[float]  # the main measure on this query (None where undefined)
     ranked: list  # Item, the run's top k
     missed: list  # Item, relevant items outside the top k, at most k shown
     missed_total: int
@@ -49,7 +54,7 @@ class Query:
 
     query_id: str
     text: str
-    thumbnail: object  # as Item.thumbnail
+    thumbnail: Union[str, Failure]  # as Item.thumbnail
     runs: list  # RunRanking
 
 
@@ -57,7 +62,7 @@ def _arrow(dataset) -> pa.Table:
     return dataset.with_format("arrow")[:]
 
 
-def _shown(dataset, side, ids: list) -> dict:
+def _shown(dataset, side: Side, ids: list) -> dict:
     """{id: (text, image reference)} for ``ids``: only those rows are read, their images as references (Arrow format
     does not decode; None where the builder read no image)."""
     column = dataset.select_columns([side.id_column]).with_format("arrow")[:][side.id_column]
@@ -74,7 +79,7 @@ def _top(run, query_id: str, k: int) -> list:
 
 
 def build_gallery(
-    benchmark, view, data_dir: str, runs: list, measure: str, query_ids: list, builder_options=None
+    benchmark: Benchmark, view: View, data_dir: str, runs: list, measure: str, query_ids: list, builder_options=None
 ) -> tuple:
     """(the Query rows, Decoded). ``runs``: scored rows with a run (not the oracle); ``query_ids`` in the order
     shown."""
@@ -130,7 +135,7 @@ class Loader:
         return self.builder.load(config, data_dir=self.data_dir, split=self.split, **options)
 
 
-def _decode(benchmark, load: Loader, gallery: list) -> Decoded:
+def _decode(benchmark: Benchmark, load: Loader, gallery: list) -> Decoded:
     """Fill in texts and thumbnails, each image shown decoded once."""
     items = [item for query in gallery for run in query.runs for item in run.ranked + run.missed]
     corpus = _shown(load(benchmark.corpus.config), benchmark.corpus, list(dict.fromkeys(i.item_id for i in items)))

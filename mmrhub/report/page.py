@@ -5,13 +5,18 @@ Each distinct thumbnail is written once, in a JSON block at the end; every ``<im
 """
 
 import json
+from dataclasses import dataclass
 from html import escape
+from typing import Optional
 
+from mmrhub.declaration import View
 from mmrhub.report.fonts import font_stack
-from mmrhub.scoring.output.comparison import footnote
-from mmrhub.scoring.output.comparison import pair_rows
+from mmrhub.report.markdown import to_html
+from mmrhub.scoring.compare.comparison import Comparison
+from mmrhub.scoring.output.captions import footnote
 from mmrhub.scoring.output.tables import cell
-from mmrhub.scoring.output.tables import measure_names
+from mmrhub.scoring.output.tables import pair_tables
+from mmrhub.scoring.output.tables import scores_table
 
 TEXT_CHARS = 90  # shown under a thumbnail: a title whole, a passage's start
 HOVER_CHARS = 300  # passages run to thousands of characters; the title attribute shows the start
@@ -46,37 +51,41 @@ th { background: #f3f3f3; }
 """.replace("FONT_STACK", font_stack("system-ui"))  # Chinese text drawn wherever the page is opened (fonts.py)
 
 
-def _cells(values, tag="td", numeric=False) -> str:
-    attribute = ' class="num"' if numeric else ""
-    return "".join(f"<{tag}{attribute}>{escape(str(value))}</{tag}>" for value in values)
+@dataclass(frozen=True)
+class Page:
+    """What the report page shows, as ``mmrhub.report.build`` puts it together."""
+
+    title: str
+    caption: str  # under the title: the judged queries and the data
+    notes: str  # Markdown captions under it (``computed_caption``'s), or ''
+    rows: list  # the scored rows (``mmrhub.scoring.score.Scored``): the scores table
+    figures: list  # (heading, inline SVG) pairs
+    comparison: Optional[Comparison]  # the paired tests of ``mmrhub compare``; None for a single run
+    gallery: list  # ``mmrhub.report.gallery.Query``, in the order shown
+    view: View
+    measure: str  # the gallery's measure
+    gallery_caption: str
+    missing: str = ""  # the line on the images not shown, or ''
 
 
-def scores_table(rows: list) -> str:
+def scores_html(rows: list) -> str:
     """The table ``mmrhub evaluate`` prints: a row per run (and the oracle), values x100, '-' where undefined."""
-    names = measure_names(rows[0].result)
-    body = "".join(
-        f"<tr><th>{escape(row.name)}</th>{_cells([cell(row.result[name]) for name in names], numeric=True)}</tr>"
-        for row in rows
-    )
-    return f'<table id="scores"><thead><tr>{_cells(["System", *names], "th")}</tr></thead><tbody>{body}</tbody></table>'
+    return to_html(scores_table(rows), table_ids=["scores"])
 
 
-def significance_table(comparison) -> str:
+def significance_html(comparison: Comparison) -> str:
     """``mmrhub compare``'s tables, one per pair (ids significance, significance-2, ...), and its footnote."""
-    tables = ""
-    for number, pair in enumerate(comparison.pairs, 1):
-        head, *rows = pair_rows(comparison, pair)
-        body = "".join(f"<tr><th>{escape(row[0])}</th>{_cells(row[1:], numeric=True)}</tr>" for row in rows)
-        table_id = "significance" if number == 1 else f"significance-{number}"
-        tables += f'<table id="{table_id}"><thead><tr>{_cells(head, "th")}</tr></thead><tbody>{body}</tbody></table>'
-    return f'{tables}<p class="caption">{escape(footnote(comparison))} As mmrhub compare.</p>'
+    tables = pair_tables(comparison)
+    ids = ["significance"] + [f"significance-{number}" for number in range(2, len(tables) + 1)]
+    html = to_html("\n\n".join(tables), ids)
+    return f'{html}<p class="caption">{escape(footnote(comparison))} As mmrhub compare.</p>'
 
 
-def _grade_classes(view) -> dict:
+def _grade_classes(view: View) -> dict:
     return {grade.label: f"g{index}" for index, grade in enumerate(view.grades)}
 
 
-def _legend(view) -> str:
+def _legend(view: View) -> str:
     keys = "".join(f'<span><i style="background:{g.colour}"></i>{escape(g.label)}</span>' for g in view.grades)
     return f'<p class="legend">{keys}<span>dashed: {escape(view.relevant)} items the run missed</span></p>'
 
@@ -146,41 +155,33 @@ def _query(query, measure: str, classes: dict, thumbnails: Thumbnails) -> str:
     return f'<div class="query" data-query-id="{escape(query.query_id)}">{head}<div>{runs}</div></div>'
 
 
-def render(
-    title: str,
-    caption: str,
-    rows: list,
-    figures: list,
-    significance: str,
-    gallery: list,
-    view,
-    measure: str,
-    gallery_caption: str,
-    missing: str = "",
-) -> str:
-    """``figures``: (heading, inline SVG) pairs; ``significance``: the paired tests' tables, or '' for a single run;
-    ``missing``: the line on the images not shown, or ''."""
+def render(page: Page) -> str:
+    """The whole HTML document of ``page``."""
+    view = page.view
     classes = _grade_classes(view)
     grade_css = "".join(f".{classes[g.label]} img {{ border-color: {g.colour}; }}\n" for g in view.grades)
-    plots = "".join(f"<figure><figcaption>{escape(heading)}</figcaption>{svg}</figure>" for heading, svg in figures)
-    paired = f"<h2>Paired comparison</h2>{significance}" if significance else ""
+    plots = "".join(
+        f"<figure><figcaption>{escape(heading)}</figcaption>{svg}</figure>" for heading, svg in page.figures
+    )
+    paired = f"<h2>Paired comparison</h2>{significance_html(page.comparison)}" if page.comparison else ""
     thumbnails = Thumbnails()
-    queries = "".join(_query(query, measure, classes, thumbnails) for query in gallery)
-    notice = f'<p class="notice" id="missing-images">{escape(missing)}</p>\n' if missing else ""
+    queries = "".join(_query(query, page.measure, classes, thumbnails) for query in page.gallery)
+    notice = f'<p class="notice" id="missing-images">{escape(page.missing)}</p>\n' if page.missing else ""
+    notes = f'<div class="caption">{to_html(page.notes)}</div>\n' if page.notes.strip() else ""
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>
+<html lang="en"><head><meta charset="utf-8"><title>{escape(page.title)}</title>
 <style>{CSS}{grade_css}</style></head>
 <body>
-<h1>{escape(title)}</h1>
-<p class="caption">{escape(caption)}</p>
-<h2>Scores</h2>
-{scores_table(rows)}
+<h1>{escape(page.title)}</h1>
+<p class="caption">{escape(page.caption)}</p>
+{notes}<h2>Scores</h2>
+{scores_html(page.rows)}
 <p class="caption">Values x100; - where undefined.</p>
 <h2>Plots</h2>
 <div class="figures">{plots}</div>
 {paired}
 <h2>Gallery</h2>
-<p class="caption">{escape(gallery_caption)}</p>
+<p class="caption">{escape(page.gallery_caption)}</p>
 {notice}{_legend(view)}
 <section id="gallery">{queries}</section>
 {thumbnails.script()}

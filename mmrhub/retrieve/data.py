@@ -2,19 +2,24 @@
 
 import hashlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
+from mmrhub.declaration import Side
 from mmrhub.retrieve import distributed
 from mmrhub.retrieve.options import DataOptions
+
+if TYPE_CHECKING:
+    from datasets import Dataset
 
 
 @dataclass(frozen=True)
 class LoadedSide:
     """The queries or the corpus as loaded: its ``Dataset``, its declaration (a benchmark Side) and its ids."""
 
-    dataset: object
-    table: object
+    dataset: "Dataset"
+    table: Side
     ids: list  # a plain list: indexing a datasets Column costs a formatting call per item
 
 

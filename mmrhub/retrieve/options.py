@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 
+from mmrhub.declaration import Benchmark
 from mmrhub.retrieve.presets import Preset
 from mmrhub.retrieve.presets import resolve
 from mmrhub.retrieve.provenance import check_replaceable
@@ -29,7 +30,7 @@ def default_num_workers() -> int:
 class DataOptions:
     """Which data to load: the benchmark's declaration, its folder (bundled sample if None), split, M2KR archives."""
 
-    benchmark: object  # a mmrhub.benchmarks Benchmark, looked up by the command
+    benchmark: Benchmark  # looked up by the command
     data_dir: str | None = None
     split: str | None = None
     images_dir: str | None = None

@@ -146,5 +146,5 @@ def _run(options: RetrieveOptions, context) -> int:
         candidates=options.candidates,
     )
     phases.say(f"Run written to {output} ({len(queries.ids):,} queries).")
-    score_and_record(options, data, truth, output, settings, context, dtype, phases, backend=options.backend)
+    score_and_record(options, truth, output, settings, context, dtype, phases, backend=options.backend)
     return 0

@@ -108,8 +108,3 @@ def write_meta(run_path, command: str, model_id: str, identity: dict, settings, 
         **fields,
     }
     return write_text(meta_path(run_path), json.dumps(meta, indent=1, ensure_ascii=False, default=str) + "\n")
-
-
-def caption(model_id: str, settings) -> str:
-    """The line above a printed table: the model and its preset."""
-    return f"{model_id} (preset: {settings.name})"

@@ -6,9 +6,13 @@ import time
 
 import torch
 
-from mmrhub.retrieve.provenance import caption
-from mmrhub.scoring.output.scores import sample_caption
-from mmrhub.scoring.output.tables import table
+from mmrhub.retrieve.options import RerankOptions
+from mmrhub.retrieve.options import RetrieveOptions
+from mmrhub.retrieve.presets import Preset
+from mmrhub.scoring.judgments import Truth
+from mmrhub.scoring.output.captions import model_caption
+from mmrhub.scoring.output.captions import sample_caption
+from mmrhub.scoring.output.tables import scores_table
 from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.score import score_runs
 from mmrhub.writing import write_text
@@ -41,21 +45,23 @@ class Phases:
         self.say(f"[{name}] {items:,} {unit}s in {seconds:.2f} s: {rate:,.1f} {unit}s/s{note}")
 
 
-def score_and_record(options, data, truth, output, settings, context, dtype, phases, **stats) -> None:
+def score_and_record(
+    options: RetrieveOptions | RerankOptions, truth: Truth, output, settings: Preset, context, dtype, phases, **stats
+) -> None:
     """Print the run's table (its pools checked against ``options.candidates``), under a caption naming the model
     and preset, and write ``--stats-json``: the device, dtype, model, preset and phases, plus ``stats``."""
-    benchmark = data.benchmark
+    benchmark = options.data.benchmark
     if options.output.score:
         request = ScoringRequest(
             benchmark,
-            data.data_dir,
+            options.data.data_dir,
             runs=(str(output),),
             rerank=options.candidates,
             measure_options={"k": benchmark.measures.DEFAULT_K},
         )
         rows = score_runs(request, truth)
-        print(caption(options.model, settings))
-        print(table([(row.name, row.result) for row in rows]) + sample_caption(request, truth))
+        print(model_caption(options.model, settings))
+        print(scores_table(rows) + sample_caption(request, truth))
     if options.output.stats_json:
         record = {
             "device": str(context.device),

@@ -13,6 +13,7 @@ from typing import Callable
 
 import pyarrow as pa
 
+from mmrhub.declaration import Judgments
 from mmrhub.scoring import judgment_cache
 
 
@@ -22,7 +23,7 @@ class Truth:
 
     query_ids: pa.Array
     corpus_ids: pa.Array
-    judgments: object  # mipr_measures.Qrels or m2kr_measures.Positives
+    judgments: Judgments  # mipr_measures.Qrels or m2kr_measures.Positives
     groups: Callable[[], list]  # each judged query's group for the per-group means (computed when asked)
     unjudged_query_ids: pa.Array  # queries of the benchmark without judgments: a run may list them, unscored
     notes: list = field(default_factory=list)
@@ -30,7 +31,7 @@ class Truth:
 
 
 def contiguous_columns(table: pa.Table) -> dict:
-    """Column name -> one contiguous pa.Array (a ChunkedArray's to_numpy would import pandas, half a second)."""
+    """Column name -> one contiguous pa.Array (a ChunkedArray's to_numpy would import pandas)."""
     return {name: table[name].combine_chunks() for name in table.column_names}
 
 

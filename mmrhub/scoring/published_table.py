@@ -4,6 +4,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
+from typing import Union
+
+from mmrhub.declaration import Benchmark
 
 
 @dataclass(frozen=True)
@@ -27,17 +30,17 @@ class Difference:
 
     row: Optional[str]
     measure: str
-    ours: object
-    theirs: object
+    ours: Union[float, int, None]  # x100 (None where undefined), or a count
+    theirs: Union[float, int, None]
 
 
-def published_target(benchmark) -> Target:
+def published_target(benchmark: Benchmark) -> Target:
     """The benchmark's published table (the MIPR paper's) and the counts it states."""
     name = f"the {benchmark.title} paper's table"
     return Target(tuple(benchmark.published_table), dict(benchmark.published_counts), name, True)
 
 
-def read_target(path, benchmark) -> Target:
+def read_target(path, benchmark: Benchmark) -> Target:
     """A ``--target`` file: a list of rows, or {"rows": [...]} with some of the published counts beside it."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))

@@ -4,6 +4,7 @@ combination at a time, but with the runs read, validated and pool-checked once a
 import itertools
 from dataclasses import replace
 
+from mmrhub.declaration import Benchmark
 from mmrhub.scoring.judgments import Truth
 from mmrhub.scoring.oracle import ORACLE_NAME
 from mmrhub.scoring.request import ScoringRequest
@@ -13,13 +14,13 @@ from mmrhub.scoring.score import read_runs
 from mmrhub.scoring.score import score
 
 
-def choices(benchmark, oracle: bool) -> list:
+def choices(benchmark: Benchmark, oracle: bool) -> list:
     """Every combination of the benchmark's single-choice options of the measures (or of the oracle), as dicts."""
     options = [option for option in benchmark.options if not option.many and option.oracle == oracle]
     return [dict(zip((o.name for o in options), values)) for values in itertools.product(*(o.choices for o in options))]
 
 
-def combinations(benchmark) -> list:
+def combinations(benchmark: Benchmark) -> list:
     """Every combination of the benchmark's single-choice options, as (measure options, oracle options)."""
     return list(itertools.product(choices(benchmark, oracle=False), choices(benchmark, oracle=True)))
 

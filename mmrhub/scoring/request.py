@@ -6,12 +6,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
+from mmrhub.declaration import Benchmark
+
 
 @dataclass(frozen=True)
 class ScoringRequest:
     """The benchmark, its data (None: the bundled sample), the runs and every reading of the open rules."""
 
-    benchmark: object  # a mmrhub.benchmarks declaration
+    benchmark: Benchmark
     data_dir: Optional[str] = None
     runs: tuple = ()  # run files, a row each
     names: tuple = ()  # a name per run, or none (then the file stems)

@@ -11,6 +11,7 @@ from typing import Optional
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from mmrhub.declaration import Benchmark
 from mmrhub.scoring.groups import group_means
 from mmrhub.scoring.judgments import Truth
 from mmrhub.scoring.oracle import ORACLE_NAME
@@ -80,7 +81,7 @@ def refuse_foreign_run(run: Run, truth: Truth, title: str) -> None:
         )
 
 
-def score(benchmark, truth: Truth, rankings, options: dict, groups=None) -> dict:
+def score(benchmark: Benchmark, truth: Truth, rankings, options: dict, groups=None) -> dict:
     """The metric module's ``evaluate_run`` with per-query values, and the means per group if ``groups`` labels
     each judged query."""
     result = benchmark.measures.evaluate_run(truth.judgments, rankings, per_query=True, **options)
@@ -95,7 +96,7 @@ class ReadRuns:
     pools the oracle reorders (None: no oracle row)."""
 
     rows: list
-    oracle_baseline: Optional[object] = None
+    oracle_baseline: Optional[pa.ListArray] = None
 
 
 def read_runs(request: ScoringRequest, truth: Truth) -> ReadRuns:
@@ -172,11 +173,12 @@ def oracle_keywords(request: ScoringRequest) -> dict:
     return {**follows, **request.oracle_options}
 
 
-def name_rows(rows: list, names=()) -> None:
-    """Name each run's row by ``names`` or else its file stem; a stem that repeats gets " (2)", " (3)"... and a
+def name_rows(rows: list) -> None:
+    """Keep each run's row name (its ``--name`` or its file stem), but one that repeats gets " (2)", " (3)"... and a
     note, so two rows never share a name."""
     seen = {}
-    for row, name in zip(rows, names or [row.name for row in rows]):
+    for row in rows:
+        name = row.name
         seen[name] = seen.get(name, 0) + 1
         row.name = name if seen[name] == 1 else f"{name} ({seen[name]})"
         if row.name != name:

@@ -1,5 +1,5 @@
 """Argument traps: list options cannot eat run files, numbers are in range, --debug stands anywhere, a closed pipe
-ends the command quietly."""
+ends the command quietly; ``args.benchmark`` is the benchmark's declaration in every command."""
 
 import argparse
 import re
@@ -198,3 +198,46 @@ def test_the_commands_that_score_an_oracle_take_its_order(capsys, command):
     assert scoring_request(build_parser().parse_args(command)).oracle_options == {"order": "baseline"}
     args = build_parser().parse_args([*command, "--order", "coverage"])
     assert scoring_request(args).oracle_options == {"order": "coverage"}
+
+
+BENCHMARK_COMMANDS = {
+    "evaluate": ["evaluate", "mipr"],
+    "oracle": ["oracle", "mipr", str(EMBEDDING)],
+    "compare": ["compare", "mipr", str(EMBEDDING), str(EMBEDDING)],
+    "report": ["report", "mipr", str(EMBEDDING), "-o", "report.html"],
+    "reproduce": ["reproduce", "mipr"],
+    "retrieve": ["retrieve", "mipr"],
+    "rerank": ["rerank", "mipr", "--candidates", str(EMBEDDING)],
+    "baseline": ["baseline", "mipr"],
+    "info": ["info", "mipr"],
+    "export": ["export", "mipr", "out"],
+}
+
+
+def test_every_command_but_push_names_a_benchmark():
+    from mmrhub.cli import COMMANDS
+
+    names = {command.__name__.rsplit(".", 1)[1] for command in COMMANDS}
+    assert names - set(BENCHMARK_COMMANDS) == {"push"}
+
+
+@pytest.mark.parametrize("argv", BENCHMARK_COMMANDS.values(), ids=list(BENCHMARK_COMMANDS))
+def test_args_benchmark_is_the_declaration_in_every_command(argv):
+    from mmrhub.benchmarks import MIPR
+
+    assert build_parser().parse_args(argv).benchmark is MIPR
+
+
+@pytest.mark.parametrize(
+    "argv, choices",
+    [(["retrieve", "nope"], "mipr, m2kr"), (["export", "MIPR", "out"], "mipr, m2kr"), (["reproduce", "m2kr"], "mipr")],
+)
+def test_an_unknown_benchmark_name_is_refused_with_the_choices(capsys, argv, choices):
+    with pytest.raises(SystemExit) as exit:
+        build_parser().parse_args(argv)
+    assert exit.value.code == 2
+    assert f"invalid choice: {argv[1]!r} (choose from {choices})" in capsys.readouterr().err
+
+
+def test_info_without_a_benchmark_leaves_it_none():
+    assert build_parser().parse_args(["info", "--dataset-infos", "x.json"]).benchmark is None

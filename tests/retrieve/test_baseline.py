@@ -17,6 +17,7 @@ from mmrhub.scoring.runs.reading import read_run  # noqa: E402
 from mmrhub.scoring.runs.validation import check_pool  # noqa: E402
 
 
+@pytest.mark.slow  # a retrieve and a rerank of the sample
 def test_baseline_writes_both_runs_and_one_table(tmp_path, capsys):
     from mmrhub.cli import main
     from mmrhub.commands import baseline

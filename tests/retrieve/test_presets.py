@@ -59,7 +59,8 @@ def test_an_unreachable_hub_fails_at_once_with_the_hint(monkeypatch):
 
 
 def test_chinese_clip_preset_pads_52_tokens_and_resizes_square(tmp_path):
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason="the encoder runs on torch (the retrieve extra)")
+    pytest.importorskip("transformers", reason="a tiny Chinese-CLIP is built and loaded with transformers")
     from _retrieve_helpers import build_tiny_chinese_clip
     from PIL import Image
 
@@ -75,7 +76,10 @@ def test_chinese_clip_preset_pads_52_tokens_and_resizes_square(tmp_path):
 
 
 def test_a_run_says_how_it_was_made(tmp_path):
-    pytest.importorskip("torch")
+    for module in ("torch", "transformers", "threadpoolctl"):  # what the retrieve pipeline imports
+        pytest.importorskip(
+            module, reason=f"mmrhub retrieve with a tiny Chinese-CLIP needs {module} (the retrieve extra)"
+        )
     from _retrieve_helpers import build_tiny_chinese_clip
     from _retrieve_helpers import retrieve
 

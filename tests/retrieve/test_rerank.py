@@ -102,6 +102,7 @@ def test_ties_keep_the_baseline_order():
     assert scores == [0.9, 0.5, 0.5, 0.5, None]
 
 
+@pytest.mark.slow  # three reranks of the sample
 def test_interrupted_rerank_resumes_from_the_cached_chunks(tmp_path, reranker, monkeypatch, capsys):
     from mmrhub.retrieve.rerank.model import Reranker
 

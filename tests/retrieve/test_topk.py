@@ -1,7 +1,10 @@
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="the top-k search runs on torch tensors (the retrieve extra)")
+pytest.importorskip(
+    "threadpoolctl", reason="mmrhub.retrieve.topk bounds BLAS threads with threadpoolctl (the retrieve extra)"
+)
 
 from mmrhub.retrieve.encoders import fuse  # noqa: E402
 from mmrhub.retrieve.topk import exact_topk  # noqa: E402

@@ -16,10 +16,9 @@ from mmrhub.scoring.compare.comparison import index_pairs
 from mmrhub.scoring.compare.corrections import adjust
 from mmrhub.scoring.compare.corrections import holm
 from mmrhub.scoring.compare.significance import pair_tests
-from mmrhub.scoring.compare.significance import paired_randomisation_p
 from mmrhub.scoring.compare.significance import paired_randomisation_ps
-from mmrhub.scoring.output.comparison import footnote
-from mmrhub.scoring.output.comparison import pair_rows
+from mmrhub.scoring.output.captions import footnote
+from mmrhub.scoring.output.tables import pair_rows
 from mmrhub.scoring.score import Scored
 
 EMBEDDING = ROOT / "data" / "mipr" / "baseline" / "simulated_embedding_top50.json"
@@ -103,7 +102,7 @@ def scored(name, per_query: dict, aggregate: dict = None) -> Scored:
 def test_randomisation_p_matches_the_exhaustive_enumeration(diff):
     if len(diff) == 3:
         assert exact_p(diff) == 2 / 8  # only all-plus and all-minus reach |mean| = 1
-    p = paired_randomisation_p(np.zeros(len(diff)), diff, permutations=200000, seed=3)
+    (p,) = paired_randomisation_ps(np.array(diff, dtype=float)[:, None], permutations=200000, seed=3)
     assert p == pytest.approx(exact_p(diff), abs=0.005)
 
 

@@ -90,7 +90,7 @@ def _run(options: RerankOptions, context) -> int:
     meta = {"device": str(context.device), "candidates": options.candidates}
     write_meta(output, "rerank", options.model, reranker.identity, settings, **meta)
     phases.say(f"Run written to {output} ({len(queries.ids):,} queries; pools of {options.candidates} kept).")
-    score_and_record(options, data, truth, output, settings, context, dtype, phases)
+    score_and_record(options, truth, output, settings, context, dtype, phases)
     return 0
 
 

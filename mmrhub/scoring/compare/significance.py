@@ -40,12 +40,6 @@ def randomisation_ps(columns: list, permutations: int = 10000, seed: int = 0, ch
     return ps
 
 
-def paired_randomisation_p(a, b, permutations: int = 10000, seed: int = 0, chunk: int = 1000) -> float:
-    """p-value of mean(b - a) under random swaps of each query's pair; (hits + 1) / (permutations + 1)."""
-    diff = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
-    return randomisation_ps([diff], permutations, seed, chunk)[0]
-
-
 def pair_tests(a: dict, b: dict, measures: list, permutations: int, seed: int) -> dict:
     """``pairs_tests`` of one pair."""
     return pairs_tests([(a, b)], measures, permutations, seed)[0]

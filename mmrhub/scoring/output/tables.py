@@ -1,13 +1,14 @@
-"""Tables of scores (values x100, two decimals, as the published tables print them) in Markdown, CSV, LaTeX or JSON,
-and the --json output."""
+"""Every table a command prints: scores (values x100, two decimals, as the published tables print them) in Markdown,
+CSV, LaTeX or JSON; ``compare``'s table per pair; ``baseline --paper``'s rows beside the published ones."""
 
 import csv
 import io
 import json
 
+from mmrhub.declaration import Benchmark
+from mmrhub.scoring.published_table import as_published
+from mmrhub.scoring.published_table import published_target
 from mmrhub.terminal import printable
-from mmrhub.writing import check_target
-from mmrhub.writing import write_text
 
 UNDEFINED = "-"  # a mean over no query (e.g. SC-R-L1@10* without multi-category queries): not 0
 
@@ -44,6 +45,11 @@ def table(rows: list, label: str = "System", extra: tuple = (), format: str = "m
     return {"markdown": _markdown, "csv": _csv, "latex": _latex, "json": _json}[format](header, body)
 
 
+def scores_table(rows: list, format: str = "markdown") -> str:
+    """The table of scored rows (``mmrhub.scoring.score.Scored``): a row per run, then the oracle's."""
+    return table([(row.name, row.result) for row in rows], format=format)
+
+
 def per_query_table(per_query: dict, format: str = "markdown") -> str:
     """One row per query of a result's ``per_query`` values."""
     names = [name for name in per_query if name != "query_id"]
@@ -57,11 +63,19 @@ def one_line(text: str) -> str:
     return text.replace("\n", "\\n").replace("\t", "\\t")
 
 
-def _markdown(header: list, body: list) -> str:
-    def row(cells):
-        return "| " + " | ".join(one_line(text).replace("|", "\\|") for text in cells) + " |"
+def markdown(rows: list) -> str:
+    """Rows of cells (the heading first) as a Markdown table: the first column text, the others right-aligned
+    numbers; a ``|`` in a cell is written ``\\|`` and a newline ``\\n``, so neither can end the cell or the row."""
+    lines = [_markdown_row(rows[0]), "|---|" + "---:|" * (len(rows[0]) - 1)]
+    return "\n".join(lines + [_markdown_row(row) for row in rows[1:]])
 
-    return "\n".join([row(header), "|---|" + "---:|" * (len(header) - 1), *map(row, body)])
+
+def _markdown_row(cells: list) -> str:
+    return "| " + " | ".join(one_line(text).replace("|", "\\|") for text in cells) + " |"
+
+
+def _markdown(header: list, body: list) -> str:
+    return markdown([header, *body])
 
 
 def _csv(header: list, body: list) -> str:
@@ -93,12 +107,57 @@ def _json(header: list, body: list) -> str:
     return json.dumps(rows, ensure_ascii=False, indent=1)
 
 
-def check_json_target(path, inputs=()) -> None:
-    """The ``--json`` target, checked before any work (None: no ``--json``); see ``mmrhub.writing.check_target``."""
-    if path is not None:
-        check_target(path, "--json", inputs, example="scores.json")
+# ---------------------------------------------------------------------------------------------------------------
+# mmrhub compare: a table per pair
 
 
-def write_json(path, payload: dict) -> None:
-    """The ``--json`` file: every value, indented, written atomically."""
-    write_text(path, json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+def corrected_column(comparison):
+    """The corrected p's column heading, or None when there is nothing to correct (one pair, or no correction)."""
+    if len(comparison.pairs) < 2 or comparison.correction == "none":
+        return None
+    return f"p ({comparison.correction})"
+
+
+def pair_rows(comparison, pair) -> list:
+    """A pair's table as rows of cells, the heading first: measure, A, B, B - A (x100), p [, corrected p]."""
+    corrected = corrected_column(comparison)
+    rows = [["Measure", pair.a, pair.b, "B - A", "p"] + ([corrected] if corrected else [])]
+    for test in pair.tests:
+        cells = [test.measure, cell(test.a), cell(test.b), _signed(test.difference), _p(test.p)]
+        rows.append(cells + ([_p(test.corrected)] if corrected else []))
+    return rows
+
+
+def pair_tables(comparison) -> list:
+    """``compare``'s tables, one Markdown table per pair."""
+    return [markdown(pair_rows(comparison, pair)) for pair in comparison.pairs]
+
+
+def _signed(value) -> str:
+    return UNDEFINED if value is None else f"{100 * value:+.2f}"
+
+
+def _p(value) -> str:
+    return UNDEFINED if value is None else f"{value:.4f}"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# mmrhub baseline --paper: our rows beside the published ones
+
+
+def beside_published(rows: list, benchmark: Benchmark) -> str:
+    """Our rows and the published ones, and ours minus theirs, as one Markdown table (x100, two decimals), under
+    the line naming the published table."""
+    measures = list(benchmark.published_table[0])
+    lines = [["System", *measures]]
+    for row, published in zip(rows, benchmark.published_table):
+        ours = [as_published(row.result[measure]) for measure in measures]
+        lines.append([f"{printable(row.name)} (ours)", *(_number(value) for value in ours)])
+        lines.append([f"{printable(row.name)} (paper)", *(f"{published[m]:.2f}" for m in measures)])
+        deltas = [None if value is None else value - published[m] for value, m in zip(ours, measures)]
+        lines.append(["difference", *(_number(delta, sign=True) for delta in deltas)])
+    return f"Beside {published_target(benchmark).name}:\n{markdown(lines)}"
+
+
+def _number(value, sign: bool = False) -> str:
+    return UNDEFINED if value is None else (f"{value:+.2f}" if sign else f"{value:.2f}")

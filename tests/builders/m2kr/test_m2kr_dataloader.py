@@ -45,6 +45,7 @@ def test_forked_workers_decode_a_streamed_dataset(passages):
     assert {row["passage_id"]: _fingerprint(row["image"]) for row in rows} == expected
 
 
+@pytest.mark.slow  # spawned workers import torch and datasets afresh: tens of seconds
 @pytest.mark.skipif(
     "splitzip" not in {ep.name for ep in entry_points(group="fsspec.specs")},
     reason="the fsspec.specs entry point for splitzip is not installed (pyproject.toml + pip install -e)",
