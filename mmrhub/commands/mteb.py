@@ -1,7 +1,7 @@
 """``mmrhub mteb {mipr,m2kr} --model NAME``: any MTEB model on a benchmark through ``mteb.evaluate``, its
 predictions written as a run and scored with the benchmark's full metrics (mteb imported only in run)."""
 
-from mmrhub.benchmarks import BENCHMARKS
+from mmrhub.commands.arguments import add_benchmark_argument
 from mmrhub.commands.arguments import add_build_arguments
 from mmrhub.commands.arguments import build_options
 from mmrhub.commands.arguments import positive_int
@@ -18,7 +18,7 @@ def register(subparsers) -> None:
         help="run any MTEB model through mteb.evaluate, write its predictions as a run, print the full table "
         "(needs the mteb extra)",
     )
-    parser.add_argument("benchmark", choices=list(BENCHMARKS))
+    add_benchmark_argument(parser)
     parser.add_argument("--model", required=True, help="an MTEB model name, as mteb.get_model takes it")
     parser.add_argument("--revision", help="the model's revision (default: the one MTEB registers)")
     parser.add_argument("--device", help="where the model runs (default: MTEB's choice)")
@@ -46,7 +46,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Export, evaluate, write and score."""
-    benchmark = BENCHMARKS[args.benchmark]
+    benchmark = args.benchmark
     return run_pipeline(
         MtebOptions(
             benchmark=benchmark,

@@ -10,8 +10,11 @@ from dataclasses import dataclass
 from dataclasses import field
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Optional
 
+from mmrhub.declaration import Benchmark
+from mmrhub.mteb.predictions import Predictions
 from mmrhub.mteb.predictions import aligned
 from mmrhub.mteb.predictions import ranked
 from mmrhub.mteb.predictions import read_predictions
@@ -28,6 +31,11 @@ from mmrhub.scoring.output.tables import table
 from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.score import score_runs
 from mmrhub.terminal import printable
+
+if TYPE_CHECKING:  # mteb is imported only when a model runs
+    from mteb import ModelMeta
+
+    from mmrhub.mteb.tasks import ExportRetrieval
 from mmrhub.writing import check_target
 from mmrhub.writing import write_text
 
@@ -41,7 +49,7 @@ AGREEMENT = 1e-5  # MTEB rounds its scores to five decimals
 class MtebOptions:
     """What ``mmrhub mteb`` runs: the benchmark (a declaration), the MTEB model, the data and the outputs."""
 
-    benchmark: object  # a mmrhub.benchmarks Benchmark, looked up by the command
+    benchmark: Benchmark
     model: str  # an MTEB model name (``mteb.get_model``)
     revision: Optional[str] = None
     device: Optional[str] = None
@@ -133,10 +141,10 @@ def versions() -> dict:
 class Evaluated:
     """What ``mteb.evaluate`` gave: the task, the model's metadata, MTEB's scores and the saved predictions."""
 
-    task: object  # a mmrhub.mteb.tasks.ExportRetrieval
-    model_meta: object  # the model's mteb ModelMeta
+    task: "ExportRetrieval"
+    model_meta: "ModelMeta"
     scores: dict  # MTEB's scores of the evaluated split
-    predictions: object  # mmrhub.mteb.predictions.Predictions
+    predictions: Predictions
     mteb_version: str
 
 

@@ -113,7 +113,7 @@ class Loader:
     archive missing), its rows are read without them, and ``unread`` keeps the builder's reason, so the page shows
     what exists and names why the rest is not there."""
 
-    def __init__(self, benchmark, data_dir: str, options: dict):
+    def __init__(self, benchmark: Benchmark, data_dir: str, options: dict):
         self.builder, self.data_dir, self.split, self.options = benchmark.builder(), data_dir, benchmark.split, options
         self.unread = {}  # {config: the builder's reason for reading it without images}
 

@@ -211,6 +211,7 @@ BENCHMARK_COMMANDS = {
     "baseline": ["baseline", "mipr"],
     "info": ["info", "mipr"],
     "export": ["export", "mipr", "out"],
+    "mteb": ["mteb", "mipr", "--model", "mteb/baseline-random-encoder"],
 }
 
 
