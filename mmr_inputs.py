@@ -86,7 +86,12 @@ def read_regular(path, follow: bool = True) -> bytes:
     """The bytes of the regular file at ``path`` (refused as :func:`open_regular` refuses), with one ``open``, one
     ``fstat`` and no file object; ``follow=False``: an ``OSError`` (ELOOP) where ``path`` itself is a link."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags if follow else flags | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        fd = os.open(path, flags if follow else flags | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as err:
+        if follow and err.errno == errno.ELOOP:  # without following, ELOOP only says that path is a link
+            raise InputError(_LOOP.format(path=path)) from None
+        raise
     try:
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):

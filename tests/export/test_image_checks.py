@@ -15,6 +15,7 @@ from _export_helpers import run_cli
 from PIL import Image
 
 import mmrhub.export.parquet as parquet
+from mmr_inputs import InputError
 from mmr_inputs import read_regular
 from mmrhub.benchmarks import BENCHMARKS
 
@@ -200,3 +201,10 @@ def test_a_file_that_grows_while_read_is_read_to_its_end(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "fstat", stale)
     assert read_regular(str(path)) == b"x" * 10
+
+
+def test_a_loop_of_links_read_whole_is_named_in_one_line(tmp_path):
+    os.symlink(tmp_path / "b", tmp_path / "a")
+    os.symlink(tmp_path / "a", tmp_path / "b")
+    with pytest.raises(InputError, match=r"a: a loop of symbolic links \(each leads to the next"):
+        read_regular(str(tmp_path / "a"))
