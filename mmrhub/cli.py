@@ -17,6 +17,7 @@ from mmrhub.commands import push
 from mmrhub.commands import report
 from mmrhub.commands import reproduce
 from mmrhub.commands import rerank
+from mmrhub.commands import rerun
 from mmrhub.commands import retrieve
 from mmrhub.terminal import printable
 
@@ -38,7 +39,7 @@ Load, score and publish the MIPR and M2KR multimodal retrieval benchmarks.
 Every command works on the bundled sample without --data-dir, and says so."""
 
 # Commands in the order --help lists them; each module exposes register(subparsers).
-COMMANDS = (evaluate, oracle, compare, report, reproduce, retrieve, rerank, baseline, info, export, push)
+COMMANDS = (evaluate, oracle, compare, report, reproduce, retrieve, rerank, baseline, rerun, info, export, push)
 
 DEBUG = "--debug"
 SIGPIPE_EXIT = 141  # 128 + SIGPIPE: what a Unix tool returns when the reader of its output went away
