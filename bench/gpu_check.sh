@@ -1,39 +1,55 @@
 #!/usr/bin/env bash
-# GPU check for `mmrhub retrieve` and `mmrhub rerank`, offline, in well under 8 minutes on one GPU. Reports:
-#   1. embedding throughput (items/s per phase) of the real pipeline on synthetic MIPR-shaped data
-#      (CORPUS products + QUERIES queries, 512x512 JPEGs, Chinese titles), and the fraction of samples in
-#      which the GPU was busy during the run (nvidia-smi utilization.gpu, every 100 ms);
-#   2. rerank throughput (pairs/s) and GPU busy fraction of scripts/rerank.py on RERANK_QUERIES synthetic queries
-#      x 50 candidates, with RERANK_MODEL_DIR (a local copy of e.g. Qwen/Qwen3-VL-Reranker-2B) or, without it, a
-#      randomly initialised ~2B generative reranker (LLaVA: CLIP ViT-L/14 + 28-layer 1536-wide Qwen2) saved as a
-#      sentence-transformers CrossEncoder: real-size compute, meaningless scores;
-#   3. exact top-k TFLOP/s at the real MIPR and M2KR sizes (bench/topk_gpu.py).
-# Nothing is downloaded. The model is MODEL_DIR (a local folder, e.g. a copy of Qwen/Qwen3-VL-Embedding-2B,
-# with BACKEND=sentence-transformers) or, without it, a randomly initialised Chinese-CLIP ViT-L/14-size dual
-# encoder (BACKEND=transformers): real-size compute, meaningless vectors.
+# GPU check of the Qwen3-VL baseline, offline (nothing is downloaded), in about 10 minutes on one H200. On
+# random-weight models of the real Qwen3-VL-Embedding / -Reranker 2B and 8B configurations (built from their
+# configurations by mmrhub/retrieve/tiny_models.py, weights drawn on the GPU in bfloat16), through the real pipeline
+# (`scripts/embed_retrieve.py`, `scripts/rerank.py`, presets on) and synthetic MIPR-shaped data (800x800 JPEG
+# products and query photos, Chinese titles), it measures:
+#   1. the feed rate: items/s the CPU prepares per worker core, the main process's share, and what all this host's
+#      cores feed (bench/feed_cpu.py, full-size images, the workers sending what they send to a bf16 CUDA model);
+#   2. embedding items/s per size (corpus and queries), with the share of 100 ms nvidia-smi samples in which the
+#      GPU was busy;
+#   3. rerank pairs/s per size (RERANK_QUERIES queries x 50 candidates), with the same;
+#   4. exact top-k TFLOP/s at MIPR's real size (bench/topk_gpu.py);
+# and prints each beside the README's estimate. Random weights: real-size compute, meaningless vectors and scores.
+# The tokenizer is byte-level without merges (the real vocabulary is not downloaded), so texts are generated short
+# enough that their token counts are the real ones' (a title of ~25 tokens); image tokens are exact.
 #
-#   bench/gpu_check.sh [MODEL_DIR [BACKEND]]      env: CORPUS=8192 QUERIES=1024 BATCH=64 WORKERS=8 OUT=bench/out/gpu
-#                                                 RERANK_MODEL_DIR= RERANK_QUERIES=96 RERANK_BATCH=32
-#                                                 RERANK_SIZE=full (smoke: 1-layer towers, a check of the plumbing)
-#                                                 PRESET= (qwen3-vl-embedding for sentence-transformers, chinese-clip
-#                                                 for transformers) RERANK_PRESET=none (qwen3-vl-reranker for a
-#                                                 Qwen3-VL-Reranker folder; the LLaVA stand-in takes none)
+#   bench/gpu_check.sh                 env: SIZES="2b 8b" CORPUS=2048 QUERIES=256 CORPUS_8B=1024 QUERIES_8B=128
+#                                           BATCH=32 RERANK_QUERIES=32 RERANK_QUERIES_8B=16 RERANK_BATCH=16
+#                                           WORKERS=<cores - 1> OUT=bench/out/gpu PYTHON=python TOPK=1
+#   SMOKE=1 bench/gpu_check.sh         the same plumbing on CPU with the tiny layout and a few items (a check of
+#                                      this script where no GPU is; its figures mean nothing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MODEL_DIR=${1:-}
-BACKEND=${2:-$([ -n "$MODEL_DIR" ] && echo sentence-transformers || echo transformers)}
-CORPUS=${CORPUS:-8192} QUERIES=${QUERIES:-1024} BATCH=${BATCH:-64} WORKERS=${WORKERS:-8}
-OUT=${OUT:-bench/out/gpu}
-PRESET=${PRESET:-$([ "$BACKEND" = sentence-transformers ] && echo qwen3-vl-embedding || echo chinese-clip)}
-RERANK_PRESET=${RERANK_PRESET:-none}
-RERANK_MODEL_DIR=${RERANK_MODEL_DIR:-} RERANK_QUERIES=${RERANK_QUERIES:-96} RERANK_BATCH=${RERANK_BATCH:-32}
-PYTHON=${PYTHON:-python}
+SMOKE=${SMOKE:-0}
+if [ "$SMOKE" = 1 ]; then
+  SIZES=${SIZES:-tiny} DEVICE=cpu CORPUS=${CORPUS:-64} QUERIES=${QUERIES:-8} RERANK_QUERIES=${RERANK_QUERIES:-2}
+  BATCH=${BATCH:-8} RERANK_BATCH=${RERANK_BATCH:-8} FEED_ITEMS=${FEED_ITEMS:-8} TOPK=${TOPK:-0}
+fi
+SIZES=${SIZES:-"2b 8b"} DEVICE=${DEVICE:-cuda}
+CORPUS=${CORPUS:-2048} QUERIES=${QUERIES:-256} CORPUS_8B=${CORPUS_8B:-1024} QUERIES_8B=${QUERIES_8B:-128}
+BATCH=${BATCH:-32} RERANK_QUERIES=${RERANK_QUERIES:-32} RERANK_QUERIES_8B=${RERANK_QUERIES_8B:-16}
+RERANK_BATCH=${RERANK_BATCH:-16} TOPK=${TOPK:-1}
+CORES=$(python3 -c "import os; print(len(os.sched_getaffinity(0)))")
+WORKERS=${WORKERS:-$(( CORES > 1 ? CORES - 1 : 1 ))} FEED_ITEMS=${FEED_ITEMS:-$(( WORKERS * 16 ))}
+OUT=${OUT:-bench/out/gpu} PYTHON=${PYTHON:-python}
 mkdir -p "$OUT"
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HOME="$OUT/hf" PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+export TOKENIZERS_PARALLELISM=false
+START=$(date +%s)
 
-"$PYTHON" -c "import torch, transformers, datasets; assert torch.cuda.is_available(), 'no CUDA device'" \
-  || { echo "gpu_check: needs torch with CUDA, transformers and datasets (pip install -e '.[retrieve]')"; exit 2; }
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+# The README's estimates (keep in step with its "Embed, retrieve and score on a GPU" section): one H200, bf16,
+# 2 x parameters x tokens FLOPs at ~410 TFLOP/s (about 40% of its dense bf16 peak): ~140 MIPR items/s of ~700 tokens
+# for the 2B embedder (2.13B parameters), 36 for the 8B (8.14B), 70 and 17 pairs/s of ~1,400 tokens for the rerankers.
+ESTIMATES='{"embed 2b": 140, "embed 8b": 36, "rerank 2b": 70, "rerank 8b": 17}'
+
+if [ "$DEVICE" = cuda ]; then
+  "$PYTHON" -c "import torch; assert torch.cuda.is_available(), 'no CUDA device'" \
+    || { echo "gpu_check: needs torch with CUDA (SMOKE=1 runs the plumbing on CPU)"; exit 2; }
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+fi
+"$PYTHON" -c "import torchvision, transformers, sentence_transformers, datasets" \
+  || { echo "gpu_check: needs torchvision (Qwen3-VL's processor), transformers, sentence-transformers, datasets"; exit 2; }
 
 make_data() {  # FOLDER PRODUCTS QUERIES
 "$PYTHON" - "$@" <<'EOF'
@@ -44,153 +60,167 @@ folder, n_corpus, n_queries = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 rng = np.random.default_rng(0)
 for sub in ("images/product_images", "images/query_images"):
     os.makedirs(os.path.join(folder, sub), exist_ok=True)
-# 64 distinct smooth-noise images, hard-linked under every item's own name: real decode cost, fast to make.
+# 64 distinct photo-like 800x800 JPEGs, hard-linked under every item's own name: real decoding, fast to make.
 bases = []
 for i in range(64):
     small = rng.integers(0, 256, (16, 16, 3), dtype=np.uint8)
+    big = np.asarray(Image.fromarray(small).resize((800, 800), Image.BICUBIC), dtype=np.int16)
     path = os.path.join(folder, f"base_{i}.jpg")
-    Image.fromarray(small).resize((512, 512), Image.BICUBIC).save(path, quality=90)
+    Image.fromarray(np.clip(big + rng.integers(-12, 13, big.shape), 0, 255).astype(np.uint8)).save(path, quality=90)
     bases.append(path)
 def place(sub, name, i):
     target = os.path.join(folder, sub, name)
     if not os.path.exists(target):
         os.link(bases[i % len(bases)], target)
+# 3 byte-level tokens a character: 8-12 characters ~ a real title's 25 tokens, 3-6 ~ a question's 12.
 chars = [chr(c) for c in range(0x4E00, 0x4E00 + 3000)]
 text = lambda lo, hi: "".join(rng.choice(chars, rng.integers(lo, hi)))
 with open(os.path.join(folder, "mipr_corpus.jsonl"), "w") as f:
     for i in range(n_corpus):
         place("images/product_images", f"p{i}.jpg", i)
-        f.write(json.dumps({"item_id": f"p{i}", "title": text(20, 60), "pict_url": f"p{i}.jpg",
+        f.write(json.dumps({"item_id": f"p{i}", "title": text(8, 13), "pict_url": f"p{i}.jpg",
                             "treecate_full_path": f"c{i % 50}-x"}, ensure_ascii=False) + "\n")
 with open(os.path.join(folder, "mipr_query.jsonl"), "w") as f, open(os.path.join(folder, "mipr_annotation.jsonl"), "w") as g:
     for i in range(n_queries):
-        place("images/query_images", f"q{i}.jpg", i * 7)
-        f.write(json.dumps({"idx": str(i), "query": text(8, 30), "image_url": f"q{i}.jpg"}, ensure_ascii=False) + "\n")
+        place("images/query_images", f"q{i}.jpg", i * 7 + 3)
+        f.write(json.dumps({"idx": str(i), "query": text(3, 7), "image_url": f"q{i}.jpg"}, ensure_ascii=False) + "\n")
         g.write(json.dumps({"idx": str(i), "items": [{"item_id": f"p{int(rng.integers(n_corpus))}", "final_grade": "L1"}]}) + "\n")
 EOF
 }
 
-# Per phase of a stats file: rate, and the share of nvidia-smi samples (every 100 ms) in which the GPU was busy.
-report() {  # STATS_JSON UTIL_CSV
+make_candidates() {  # DATA_FOLDER CORPUS OUTPUT
 "$PYTHON" - "$@" <<'EOF'
 import json, sys
-from datetime import datetime
-stats = json.load(open(sys.argv[1]))
-samples = []
-for line in open(sys.argv[2]):
-    stamp, _, value = line.rpartition(",")
-    if value.strip().isdigit():
-        samples.append((datetime.strptime(stamp.strip(), "%Y/%m/%d %H:%M:%S.%f").timestamp(), int(value)))
-for name, phase in stats["phases"].items():
-    if not phase.get("items_per_s"):
-        continue
-    start = phase["end"] - phase["seconds"]
-    during = [value for when, value in samples if start <= when <= phase["end"]]
-    busy = sum(value > 0 for value in during) / max(1, len(during))
-    mean = sum(during) / max(1, len(during))
-    unit = "pairs" if name == "rerank" else "items"
-    print(f"{name}: {phase['items_per_s']:,.1f} {unit}/s ({phase['items']:,} {unit}, {phase['seconds']:.1f} s); "
-          f"GPU busy in {busy:.0%} of {len(during)} samples, mean utilization {mean:.0f}%")
-EOF
-}
-
-echo "== synthetic data: $CORPUS products, $QUERIES queries =="
-make_data "$OUT/data" "$CORPUS" "$QUERIES"
-
-if [ -z "$MODEL_DIR" ]; then
-  MODEL_DIR="$OUT/random-chinese-clip-vit-l14"
-  echo "== random-init Chinese-CLIP ViT-L/14-size model in $MODEL_DIR =="
-  "$PYTHON" - "$MODEL_DIR" <<'EOF'
-import sys, torch
-from transformers import BertTokenizerFast, ChineseCLIPConfig, ChineseCLIPModel, ChineseCLIPProcessor
-from transformers.models.chinese_clip.image_processing_pil_chinese_clip import ChineseCLIPImageProcessorPil
-folder = sys.argv[1]
-specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-chars = [chr(c) for c in range(0x4E00, 0x4E00 + 21128 - len(specials))]  # RoBERTa-wwm-chinese vocab size
-tokenizer = BertTokenizerFast(vocab={t: i for i, t in enumerate(specials + chars)})
-config = ChineseCLIPConfig(
-    text_config=dict(vocab_size=21128, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
-                     intermediate_size=3072, max_position_embeddings=512),
-    vision_config=dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096,
-                       image_size=224, patch_size=14, projection_dim=768),
-    projection_dim=768)
-ChineseCLIPModel(config).save_pretrained(folder)
-tokenizer.model_max_length = 52  # Chinese-CLIP's text length
-ChineseCLIPProcessor(image_processor=ChineseCLIPImageProcessorPil(size={"shortest_edge": 224},
-                     crop_size={"height": 224, "width": 224}), tokenizer=tokenizer).save_pretrained(folder)
-EOF
-fi
-
-echo "== embed + retrieve: $BACKEND $MODEL_DIR, batch $BATCH, $WORKERS workers =="
-nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$OUT/util.csv" &
-SMI=$!
-"$PYTHON" scripts/embed_retrieve.py mipr --data-dir "$OUT/data" --backend "$BACKEND" --model "$MODEL_DIR" \
-  --preset "$PRESET" --batch-size "$BATCH" --num-workers "$WORKERS" --no-cache --output "$OUT/run.json" --stats-json "$OUT/stats.json" \
-  2> >(grep -v "it/s]" >&2)
-kill "$SMI"
-report "$OUT/stats.json" "$OUT/util.csv"
-
-echo "== rerank: $RERANK_QUERIES queries x 50 candidates, batch $RERANK_BATCH, $WORKERS workers =="
-make_data "$OUT/rerank_data" 2048 "$RERANK_QUERIES"
-"$PYTHON" - "$OUT/rerank_data" "$OUT/candidates.json" <<'EOF'
-import json, sys
 import numpy as np
-folder, output = sys.argv[1:]
+folder, corpus, output = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 rng = np.random.default_rng(1)
 queries = [json.loads(line)["idx"] for line in open(f"{folder}/mipr_query.jsonl")]
 run = [{"qid": q, "ranked": [{"did": f"p{i}", "score": float(50 - r)}
-                             for r, i in enumerate(rng.choice(2048, 50, replace=False))]} for q in queries]
+                             for r, i in enumerate(rng.choice(corpus, 50, replace=False))]} for q in queries]
 json.dump(run, open(output, "w"))
 EOF
-if [ -z "$RERANK_MODEL_DIR" ]; then
-  RERANK_MODEL_DIR="$OUT/random-llava-reranker-2b"
-  echo "== random-init ~2B generative reranker (CLIP ViT-L/14 + 28x1536 Qwen2) in $RERANK_MODEL_DIR =="
-  "$PYTHON" - "$RERANK_MODEL_DIR" "${RERANK_SIZE:-full}" <<'EOF'
-import sys
-from pathlib import Path
-import torch
-from sentence_transformers import CrossEncoder
-from sentence_transformers.cross_encoder.modules import LogitScore, Transformer
-from transformers import LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor, Qwen2TokenizerFast
-from transformers.convert_slow_tokenizer import bytes_to_unicode
-from transformers.models.llava.image_processing_pil_llava import LlavaImageProcessorPil
-folder, size = Path(sys.argv[1]), sys.argv[2]
-special = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|image_pad|>"]
-vocab = {c: i for i, c in enumerate(bytes_to_unicode().values())}
-vocab.update({t: len(vocab) + i for i, t in enumerate(["yes", "no", *special])})
-template = ("{%- for m in messages -%}<|im_start|>{{ m['role'] }}\n{%- if m['content'] is string -%}{{ m['content'] }}"
-            "{%- else -%}{%- for c in m['content'] -%}{%- if c['type'] == 'image' -%}<|image_pad|>"
-            "{%- elif c['type'] == 'text' -%}{{ c['text'] }}{%- endif -%}{%- endfor -%}{%- endif -%}<|im_end|>\n"
-            "{%- endfor -%}{%- if add_generation_prompt -%}<|im_start|>assistant\n{%- endif -%}")
-tokenizer = Qwen2TokenizerFast(vocab=vocab, merges=[], additional_special_tokens=special[1:])
-processor = LlavaProcessor(
-    image_processor=LlavaImageProcessorPil(size={"shortest_edge": 224}, crop_size={"height": 224, "width": 224}),
-    tokenizer=tokenizer, patch_size=14, num_additional_image_tokens=1, vision_feature_select_strategy="default",
-    image_token="<|image_pad|>", chat_template=template)
-# 224 px / 14 = 256 image tokens, as Qwen3-VL gives a 512x512 image (32 px per merged token).
-layers = {"full": (24, 28), "smoke": (1, 1)}[size]  # smoke: a CPU check of this script's plumbing
-config = LlavaConfig(
-    vision_config=dict(model_type="clip_vision_model", hidden_size=1024, intermediate_size=4096,
-                       num_hidden_layers=layers[0], num_attention_heads=16, image_size=224, patch_size=14),
-    text_config=dict(model_type="qwen2", vocab_size=len(vocab), hidden_size=1536, intermediate_size=8960,
-                     num_hidden_layers=layers[1], num_attention_heads=12, num_key_value_heads=2,
-                     max_position_embeddings=8192),
-    image_token_id=vocab["<|image_pad|>"], vision_feature_select_strategy="default", vision_feature_layer=-1)
-LlavaForConditionalGeneration(config).to(torch.bfloat16).save_pretrained(folder / "backbone")
-processor.save_pretrained(folder / "backbone")
-model = CrossEncoder(modules=[Transformer(str(folder / "backbone"), transformer_task="any-to-any"),
-                              LogitScore(vocab["yes"], vocab["no"])], device="cpu")
-model.save(str(folder))
-EOF
-fi
-nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$OUT/rerank_util.csv" &
-SMI=$!
-"$PYTHON" scripts/rerank.py mipr --data-dir "$OUT/rerank_data" --candidates "$OUT/candidates.json" \
-  --model "$RERANK_MODEL_DIR" --preset "$RERANK_PRESET" --batch-size "$RERANK_BATCH" --num-workers "$WORKERS" --no-cache --no-eval \
-  --output "$OUT/rerank_run.json" --stats-json "$OUT/rerank_stats.json" 2> >(grep -v "pair/s]" >&2)
-kill "$SMI"
-report "$OUT/rerank_stats.json" "$OUT/rerank_util.csv"
+}
 
-echo "== exact top-k at real sizes =="
-"$PYTHON" bench/topk_gpu.py --dim 2048
-"$PYTHON" bench/topk_gpu.py --dim 1024
+make_models() {  # SIZE FOLDER: the embedder and the reranker, random, drawn on $DEVICE
+"$PYTHON" - "$@" "$DEVICE" <<'EOF'
+import sys, time
+from pathlib import Path
+from mmrhub.retrieve.tiny_models import build_qwen3_vl_embedding, build_qwen3_vl_reranker
+size, folder, device = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+device = None if device == "cpu" else device
+for name, build in (("Qwen3-VL-Embedding", build_qwen3_vl_embedding), ("Qwen3-VL-Reranker", build_qwen3_vl_reranker)):
+    started = time.perf_counter()
+    model = build(folder / f"build-{name}", size=size, device=device)
+    model.rename(folder / f"{name}-{size}-random")
+    print(f"{name}-{size}-random: built and saved in {time.perf_counter() - started:.0f} s", flush=True)
+EOF
+}
+
+# Per phase of a stats file: rate, and the share of nvidia-smi samples (every 100 ms) in which the GPU was busy.
+report() {  # LABEL STATS_JSON UTIL_CSV
+"$PYTHON" - "$@" <<'EOF'
+import json, os, sys
+from datetime import datetime
+label, stats_file, util = sys.argv[1], sys.argv[2], sys.argv[3]
+stats = json.load(open(stats_file))
+samples = []
+if os.path.exists(util):
+    for line in open(util):
+        stamp, _, value = line.rpartition(",")
+        if value.strip().isdigit():
+            samples.append((datetime.strptime(stamp.strip(), "%Y/%m/%d %H:%M:%S.%f").timestamp(), int(value)))
+with open(os.environ["SUMMARY"], "a") as summary:
+    for name, phase in stats["phases"].items():
+        if not phase.get("items_per_s"):
+            continue
+        start = phase["end"] - phase["seconds"]
+        during = [value for when, value in samples if start <= when <= phase["end"]]
+        busy = sum(value > 0 for value in during) / max(1, len(during))
+        unit = "pairs" if name == "rerank" else "items"
+        print(f"{label} {name}: {phase['items_per_s']:,.1f} {unit}/s ({phase['items']:,} {unit}, {phase['seconds']:.1f} s); "
+              f"GPU busy in {busy:.0%} of {len(during)} samples")
+        summary.write(json.dumps({"label": label, "phase": name, "rate": phase["items_per_s"], "busy": busy}) + "\n")
+EOF
+}
+
+sample_gpu() {  # CSV: nvidia-smi every 100 ms in the background (nothing on CPU)
+  if [ "$DEVICE" = cuda ]; then
+    nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$1" &
+    SMI=$!
+  else
+    : > "$1"; SMI=
+  fi
+}
+stop_gpu_samples() { [ -n "${SMI:-}" ] && kill "$SMI" 2>/dev/null || true; }
+trap stop_gpu_samples EXIT
+
+export SUMMARY="$OUT/summary.jsonl"
+: > "$SUMMARY"
+
+echo "== feed: full-size images, $WORKERS workers (bench/feed_cpu.py) =="
+"$PYTHON" bench/feed_cpu.py --items "$FEED_ITEMS" --workers "$WORKERS" --json "$OUT/feed.json" 2>&1 \
+  | grep -v "Writing model\|Loading weights\|Generating"
+
+echo "== synthetic data =="
+make_data "$OUT/data" "$CORPUS" "$QUERIES"
+make_data "$OUT/data-8b" "$CORPUS_8B" "$QUERIES_8B"
+make_data "$OUT/rerank_data" 512 "$RERANK_QUERIES"
+make_data "$OUT/rerank_data-8b" 512 "$RERANK_QUERIES_8B"
+make_candidates "$OUT/rerank_data" 512 "$OUT/candidates.json"
+make_candidates "$OUT/rerank_data-8b" 512 "$OUT/candidates-8b.json"
+
+for SIZE in $SIZES; do
+  MODELS="$OUT/models-$SIZE"; rm -rf "$MODELS"; mkdir -p "$MODELS"
+  DATA="$OUT/data"; RDATA="$OUT/rerank_data"; CANDIDATES="$OUT/candidates.json"
+  if [ "$SIZE" = 8b ]; then DATA="$OUT/data-8b"; RDATA="$OUT/rerank_data-8b"; CANDIDATES="$OUT/candidates-8b.json"; fi
+  echo "== $SIZE: random Qwen3-VL-Embedding and -Reranker of the real configuration =="
+  make_models "$SIZE" "$MODELS"
+
+  echo "== $SIZE: embed + retrieve, batch $BATCH, $WORKERS workers =="
+  sample_gpu "$OUT/util-embed-$SIZE.csv"
+  "$PYTHON" scripts/embed_retrieve.py mipr --data-dir "$DATA" --model "$MODELS/Qwen3-VL-Embedding-$SIZE-random" \
+    --preset qwen3-vl-embedding --device "$DEVICE" --batch-size "$BATCH" --num-workers "$WORKERS" --no-cache --no-eval \
+    --top-k 50 --output "$OUT/run-$SIZE.json" --stats-json "$OUT/stats-embed-$SIZE.json" 2> >(grep -v "it/s]\|item/s]" >&2)
+  stop_gpu_samples
+  report "embed $SIZE" "$OUT/stats-embed-$SIZE.json" "$OUT/util-embed-$SIZE.csv"
+
+  echo "== $SIZE: rerank, 50 candidates a query, batch $RERANK_BATCH, $WORKERS workers =="
+  sample_gpu "$OUT/util-rerank-$SIZE.csv"
+  "$PYTHON" scripts/rerank.py mipr --data-dir "$RDATA" --candidates "$CANDIDATES" \
+    --model "$MODELS/Qwen3-VL-Reranker-$SIZE-random" --preset qwen3-vl-reranker --device "$DEVICE" \
+    --batch-size "$RERANK_BATCH" --num-workers "$WORKERS" --no-cache --no-eval \
+    --output "$OUT/rerank-$SIZE.json" --stats-json "$OUT/stats-rerank-$SIZE.json" 2> >(grep -v "pair/s]" >&2)
+  stop_gpu_samples
+  report "rerank $SIZE" "$OUT/stats-rerank-$SIZE.json" "$OUT/util-rerank-$SIZE.csv"
+  rm -rf "$MODELS"  # 2B and 8B checkpoints together would take ~40 GB of disk
+  echo "   ($(( $(date +%s) - START )) s so far)"
+done
+
+if [ "$TOPK" = 1 ] && [ "$DEVICE" = cuda ]; then
+  echo "== exact top-k at MIPR's size =="
+  "$PYTHON" bench/topk_gpu.py --dim 2048
+  "$PYTHON" bench/topk_gpu.py --dim 4096
+fi
+
+echo "== measured beside the README's estimates ($(( $(date +%s) - START )) s in all) =="
+"$PYTHON" - "$OUT/feed.json" "$SUMMARY" "$ESTIMATES" "$WORKERS" <<'EOF'
+import json, sys
+feed_file, summary_file, estimates, workers = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
+feed = json.load(open(feed_file))
+print("| what | measured | README estimate |")
+print("|---|---:|---:|")
+for kind in ("mipr", "m2kr"):
+    run = feed.get(f"{kind} now {workers}")
+    if run:
+        print(f"| feed, {kind}: items/s with {workers} workers (main process {run['main_ms_per_item']:.1f} ms an item) "
+              f"| {run['items'] / run['wall']:,.0f} | {'>= 140' if kind == 'mipr' else '>= 55'} (what the 2B consumes) |")
+rates = {}
+for line in open(summary_file):
+    row = json.loads(line)
+    rates.setdefault(row["label"], {})[row["phase"]] = (row["rate"], row["busy"])
+for label, phases in rates.items():
+    for phase, (rate, busy) in phases.items():
+        estimate = estimates.get(label) if phase in ("embed corpus", "embed queries", "rerank") else None
+        unit = "pairs/s" if label.startswith("rerank") else "items/s"
+        print(f"| {label}, {phase}: {unit} (GPU busy {busy:.0%}) | {rate:,.1f} | {estimate if estimate else '-'} |")
+EOF

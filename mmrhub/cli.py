@@ -19,6 +19,7 @@ from mmrhub.commands import push
 from mmrhub.commands import report
 from mmrhub.commands import reproduce
 from mmrhub.commands import rerank
+from mmrhub.commands import rerun
 from mmrhub.commands import retrieve
 from mmrhub.commands.messages import as_given
 from mmrhub.commands.parsing import Parser
@@ -42,7 +43,7 @@ Load, score and publish the MIPR and M2KR multimodal retrieval benchmarks.
 Every command works on the bundled sample without --data-dir, and says so."""
 
 # Commands in the order --help lists them; each module exposes register(subparsers).
-COMMANDS = (evaluate, oracle, compare, report, reproduce, retrieve, rerank, baseline, mteb, info, export, push)
+COMMANDS = (evaluate, oracle, compare, report, reproduce, retrieve, rerank, baseline, rerun, mteb, info, export, push)
 
 DEBUG = "--debug"
 SIGPIPE_EXIT = 141  # 128 + SIGPIPE: what a Unix tool returns when the reader of its output went away

@@ -20,6 +20,7 @@ from mmrhub.retrieve.options import ModelSettings
 from mmrhub.retrieve.options import OutputOptions
 from mmrhub.retrieve.options import RunOptions
 from mmrhub.retrieve.options import default_num_workers
+from mmrhub.retrieve.presets import EXIF_CHOICES
 from mmrhub.retrieve.presets import NONE
 from mmrhub.retrieve.presets import PRESET_CHOICES
 from mmrhub.scoring.request import ScoringRequest
@@ -216,7 +217,8 @@ def add_device_arguments(group) -> None:
         "--num-workers",
         type=non_negative_int,
         default=default_num_workers(),
-        help="DataLoader workers decoding images (default: 4, or fewer on a smaller machine)",
+        help="DataLoader workers preparing the inputs: decoding, resizing, the model's processor, tokenising "
+        f"(default: one per core this process may use, here {default_num_workers()})",
     )
     group.add_argument("--device", help="default: cuda:<local rank> when CUDA is available, else cpu")
 
@@ -228,32 +230,46 @@ def add_cache_arguments(group, what: str, default: str) -> None:
 
 
 def add_reranker_arguments(group, batch_size: int = 16) -> None:
-    """The reranker's options (all but --model); ``mmrhub baseline`` shares them with ``mmrhub rerank``."""
+    """The reranker's options (all but --model), as ``mmrhub rerank`` takes them."""
     group.add_argument("--revision", help="Hub revision (branch, tag or commit) of the reranker")
     add_dtype_argument(group)
     add_preset_arguments(group, "reranker")
+    add_batch_size_argument(group, "", batch_size)
+    add_pool_arguments(group)
+    add_device_arguments(group)
+    add_cache_arguments(group, "pair score", "$HF_HOME/mmrhub/rerank")
+
+
+def add_batch_size_argument(group, prefix: str, batch_size: int = 16) -> None:
+    """The reranker's pairs per forward pass (``prefix``: ``reranker-`` in ``baseline``)."""
     group.add_argument(
-        "--batch-size", type=positive_int, default=batch_size, help=f"pairs per forward pass (default {batch_size})"
+        f"--{prefix}batch-size",
+        type=positive_int,
+        default=batch_size,
+        help=f"pairs per forward pass (default {batch_size})",
     )
+
+
+def add_pool_arguments(group) -> None:
+    """How much of each pool is reranked, and in what chunks it is cached."""
     group.add_argument(
         "--top-n",
         type=positive_int,
         help="rerank only the first N candidates of each pool; the rest keep "
         "their baseline order after them (default: the whole pool)",
     )
-    add_device_arguments(group)
     group.add_argument(
         "--chunk-queries",
         type=positive_int,
         default=64,
-        help="queries per cached chunk of scores: an interrupted rerank resumes at the last chunk written",
+        help="queries per cached chunk of scores: an interrupted rerank resumes at the last chunk written; a "
+        "DataLoader worker prepares whole chunks, each image once (default 64)",
     )
-    add_cache_arguments(group, "pair score", "$HF_HOME/mmrhub/rerank")
 
 
 def add_preset_arguments(group, role: str, prefix: str = "") -> None:
     """The preset and its overrides, for an ``embedding`` or ``reranker`` model; ``prefix`` names the model in
-    ``baseline`` (``--embedding-preset``)."""
+    ``baseline`` (``--embedding-preset``, ``--reranker-preset``)."""
     names = ", ".join(PRESET_CHOICES)
     group.add_argument(
         f"--{prefix}preset",
@@ -266,7 +282,8 @@ def add_preset_arguments(group, role: str, prefix: str = "") -> None:
             f"--{prefix}query-instruction",
             *([] if prefix else ["--query-prompt"]),
             dest=f"{prefix.replace('-', '_')}query_instruction",
-            help="queries' instruction: Qwen3-VL's system turn, else a prefix of the text (default: the preset's)",
+            help="every query's instruction: Qwen3-VL's system turn, else a prefix of the text (default: the "
+            "preset's; with the Qwen3-VL preset each M2KR query's own instruction)",
         )
         group.add_argument(
             f"--{prefix}document-instruction",
@@ -275,7 +292,8 @@ def add_preset_arguments(group, role: str, prefix: str = "") -> None:
         )
     else:
         group.add_argument(
-            f"--{prefix}prompt",
+            f"--{prefix}instruction",
+            *([] if prefix else ["--prompt"]),
             dest=f"{prefix.replace('-', '_')}query_instruction",
             help="the reranker's instruction, its <Instruct> line (default: the preset's, else the model's own)",
         )
@@ -290,10 +308,18 @@ def add_preset_arguments(group, role: str, prefix: str = "") -> None:
         type=positive_int,
         help="max tokens of an input: text is cut, image tokens never (default: the preset's, else the model's)",
     )
+    group.add_argument(
+        f"--{prefix}exif-orientation",
+        choices=EXIF_CHOICES,
+        help="photos tagged with an EXIF orientation: apply (turned upright, as datasets decodes them) or ignore "
+        "(the stored pixels, as the Qwen3-VL and Chinese-CLIP authors read their files); default: the preset's "
+        "(ignore for every preset), else apply",
+    )
 
 
 def model_settings(args, prefix: str = "") -> ModelSettings:
-    """The preset and overrides from the parsed arguments (``prefix``: ``embedding_`` in ``baseline``)."""
+    """The preset and overrides from the parsed arguments (``prefix``: ``embedding_`` or ``reranker_`` in
+    ``baseline``)."""
     return ModelSettings(
         preset=getattr(args, f"{prefix}preset"),
         query_instruction=getattr(args, f"{prefix}query_instruction"),
@@ -301,6 +327,7 @@ def model_settings(args, prefix: str = "") -> ModelSettings:
         min_pixels=getattr(args, f"{prefix}min_pixels"),
         max_pixels=getattr(args, f"{prefix}max_pixels"),
         max_length=getattr(args, f"{prefix}max_length"),
+        exif_orientation=getattr(args, f"{prefix}exif_orientation", None),
     )
 
 

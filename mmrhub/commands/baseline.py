@@ -10,9 +10,12 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+from mmrhub.commands.arguments import add_batch_size_argument
 from mmrhub.commands.arguments import add_data_arguments
+from mmrhub.commands.arguments import add_device_arguments
+from mmrhub.commands.arguments import add_dtype_argument
+from mmrhub.commands.arguments import add_pool_arguments
 from mmrhub.commands.arguments import add_preset_arguments
-from mmrhub.commands.arguments import add_reranker_arguments
 from mmrhub.commands.arguments import data_options
 from mmrhub.commands.arguments import model_settings
 from mmrhub.commands.arguments import positive_int
@@ -52,21 +55,42 @@ def register(subparsers):
         help=f"the paper's rows: {PAPER_EMBEDDING} and {PAPER_RERANKER} with their presets on the top-{PAPER_TOP_K}, "
         "printed beside the published rows with the differences (MIPR)",
     )
+    # Each model's options are named after it (--embedding-*, --reranker-*); those of both stand alone.
     embedding = parser.add_argument_group("embedding model")
     embedding.add_argument(
         "--embedding-model",
         help=f"Hub id or local folder (default: {DEFAULT_MODELS['sentence-transformers']}; "
         f"with --paper {PAPER_EMBEDDING})",
     )
-    embedding.add_argument("--embedding-backend", choices=BACKENDS, default="sentence-transformers")
-    embedding.add_argument("--embedding-batch-size", type=positive_int, default=32)
+    embedding.add_argument("--embedding-revision", help="Hub revision (branch, tag or commit) of the embedding model")
+    embedding.add_argument(
+        "--embedding-backend",
+        choices=BACKENDS,
+        default="sentence-transformers",
+        help="sentence-transformers (Qwen3-VL-Embedding) or transformers (CLIP-style; default sentence-transformers)",
+    )
+    embedding.add_argument(
+        "--embedding-batch-size", type=positive_int, default=32, help="inputs per forward pass (default 32)"
+    )
     add_preset_arguments(embedding, "embedding", prefix="embedding-")
-    reranker = parser.add_argument_group("reranker (the --dtype, --device and --num-workers options serve both models)")
+    reranker = parser.add_argument_group("reranker")
     reranker.add_argument(
         "--reranker-model",
         help=f"sentence-transformers CrossEncoder (default: {DEFAULT_RERANKER}; with --paper {PAPER_RERANKER})",
     )
-    add_reranker_arguments(reranker)
+    reranker.add_argument("--reranker-revision", help="Hub revision (branch, tag or commit) of the reranker")
+    add_batch_size_argument(reranker, "reranker-")
+    add_preset_arguments(reranker, "reranker", prefix="reranker-")
+    add_pool_arguments(reranker)
+    both = parser.add_argument_group("both models")
+    add_dtype_argument(both)
+    add_device_arguments(both)
+    both.add_argument(
+        "--cache-dir",
+        help="the caches of both: corpus embeddings in DIR/embeddings, pair scores in DIR/rerank (default: "
+        "$HF_HOME/mmrhub/embeddings and $HF_HOME/mmrhub/rerank)",
+    )
+    both.add_argument("--no-cache", action="store_true", help="neither read nor write cached embeddings or scores")
     parser.set_defaults(func=run)
 
 
@@ -74,7 +98,7 @@ def chosen_models(args) -> tuple:
     """(embedding model, its settings, reranker model, its settings): --paper's 8B models and their presets
     unless told otherwise, else the 2B defaults."""
     embedding_settings = model_settings(args, "embedding_")
-    reranker_settings = model_settings(args)
+    reranker_settings = model_settings(args, "reranker_")
     if not args.paper:
         embedding = args.embedding_model or DEFAULT_MODELS["sentence-transformers"]
         return embedding, embedding_settings, args.reranker_model or DEFAULT_RERANKER, reranker_settings
@@ -121,6 +145,7 @@ def pipeline_options(args) -> tuple:
         data=data,
         model=embedding_model,
         backend=args.embedding_backend,
+        revision=args.embedding_revision,
         settings=embedding_settings,
         batch_size=args.embedding_batch_size,
         top_k=args.top_k,
@@ -131,9 +156,9 @@ def pipeline_options(args) -> tuple:
         data=data,
         candidates=str(embedding_run),
         model=reranker_model,
-        revision=args.revision,
+        revision=args.reranker_revision,
         settings=reranker_settings,
-        batch_size=args.batch_size,
+        batch_size=args.reranker_batch_size,
         top_n=args.top_n,
         chunk_queries=args.chunk_queries,
         runtime=replace(runtime, cache_dir=cache_dir("rerank")),

@@ -3,11 +3,14 @@
 import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from typing import NamedTuple
 
 import torch
 
 from mmrhub.declaration import Side
 from mmrhub.retrieve import distributed
+from mmrhub.retrieve.images import EXIF_APPLY
+from mmrhub.retrieve.images import decoded
 from mmrhub.retrieve.options import DataOptions
 
 if TYPE_CHECKING:
@@ -56,12 +59,34 @@ def fingerprint(dataset, table) -> str:
     return digest.hexdigest()
 
 
-class Items(torch.utils.data.Dataset):
-    """(id, text or None, PIL image) rows; images are decoded in whichever process fetches them (the workers)."""
+class Row(NamedTuple):
+    """One query or corpus item as the models read it: its id, its text (None when empty), its decoded image
+    (None when it has none) and its own instruction (M2KR's queries; None elsewhere)."""
 
-    def __init__(self, dataset, table):
-        self.dataset = dataset.select_columns([table.id_column, table.text_column, "image"])
+    id: str
+    text: object
+    image: object
+    instruction: object = None
+
+
+INSTRUCTION_COLUMN = "instruction"  # a query table's own task instruction (M2KR's, from PreFLMR)
+
+
+class Items(torch.utils.data.Dataset):
+    """``Row``s; images are decoded (``images.decoded``, EXIF orientation as ``orientation`` says) in whichever
+    process fetches them: the DataLoader workers. ``instructions``: read each row's ``INSTRUCTION_COLUMN`` (where
+    the table has one)."""
+
+    def __init__(self, dataset, table, orientation: str = EXIF_APPLY, instructions: bool = False):
+        from datasets import Image
+
+        self.instruction_column = INSTRUCTION_COLUMN if instructions and has_instructions(dataset) else None
+        columns = [table.id_column, table.text_column, "image"] + [self.instruction_column] * bool(
+            self.instruction_column
+        )
+        self.dataset = dataset.select_columns(columns).cast_column("image", Image(decode=False))
         self.table = table
+        self.orientation = orientation
 
     def __len__(self):
         return len(self.dataset)
@@ -69,14 +94,23 @@ class Items(torch.utils.data.Dataset):
     def __getitems__(self, indices):
         batch = self.dataset[list(indices)]
         texts = [text if text else None for text in batch[self.table.text_column]]
-        return list(zip(batch[self.table.id_column], texts, batch["image"]))
+        images = [decoded(value, self.orientation) for value in batch["image"]]
+        instructions = batch[self.instruction_column] if self.instruction_column else [None] * len(texts)
+        return [Row(*fields) for fields in zip(batch[self.table.id_column], texts, images, instructions)]
 
     def __getitem__(self, index):
         return self.__getitems__([index])[0]
 
 
+def has_instructions(dataset) -> bool:
+    """Whether a queries table carries its own instructions (``INSTRUCTION_COLUMN``)."""
+    return INSTRUCTION_COLUMN in dataset.column_names
+
+
 def loader(items: Items, collate, batch_size: int, num_workers: int, pin_memory: bool):
-    """Batches in dataset order; ``collate`` (image conversion, model preprocessing) runs in the workers."""
+    """Batches in dataset order; ``collate`` (image preparation, the model's processor, tokenising) runs in the
+    workers, so the main process only receives ready tensors (in pinned memory on CUDA, to be moved without
+    waiting)."""
     return torch.utils.data.DataLoader(
         items,
         batch_size=batch_size,
@@ -85,5 +119,17 @@ def loader(items: Items, collate, batch_size: int, num_workers: int, pin_memory:
         collate_fn=collate,
         pin_memory=pin_memory,
         persistent_workers=False,
-        prefetch_factor=4 if num_workers else None,
+        prefetch_factor=2 if num_workers else None,  # two batches ready per worker: enough, and bounded memory
+        multiprocessing_context=worker_context(num_workers),
     )
+
+
+def worker_context(num_workers: int):
+    """Workers are forked where the platform forks (Linux): they inherit the loaded processor, which a spawned
+    worker would receive pickled with the whole model. Elsewhere the platform's default."""
+    import multiprocessing
+    import sys
+
+    if num_workers and sys.platform.startswith("linux"):
+        return multiprocessing.get_context("fork")
+    return None

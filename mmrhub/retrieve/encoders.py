@@ -4,6 +4,11 @@ Two backends share one fusion rule for models that embed images and texts separa
 ``v = normalize((1 - w) * normalize(image) + w * normalize(text))`` with ``w = text_weight``; an item without
 text (an image-only M2KR query, an empty MIPR question) gets ``normalize(image)``. Models that take image and
 text as one input (Qwen3-VL-Embedding through sentence-transformers) embed them together instead.
+
+Every input is prepared in the DataLoader workers: the image decoded and prepared, the model's processor
+(normalise, patchify) and tokeniser applied (``collate``). The main process receives ready tensors, moves them
+(from pinned memory, without waiting, on CUDA) and runs the model (``encode``). Vectors leave ``encode`` in
+float32, so similarities are computed in float32 whatever the model's dtype.
 """
 
 import inspect
@@ -15,8 +20,10 @@ import torch.nn.functional as F
 from mmrhub.retrieve.fitting import fitted
 from mmrhub.retrieve.fitting import most_image_tokens
 from mmrhub.retrieve.fitting import surely_fits
+from mmrhub.retrieve.images import EXIF_APPLY
 from mmrhub.retrieve.images import RESIZE_RULE
 from mmrhub.retrieve.images import BudgetImages
+from mmrhub.retrieve.images import SquareImages
 from mmrhub.retrieve.images import present
 from mmrhub.retrieve.presets import Preset
 from mmrhub.retrieve.presets import instruction
@@ -57,28 +64,87 @@ def pooled(output):
     return output.pooler_output if hasattr(output, "pooler_output") else output
 
 
-class DualCollate:
-    """Runs in DataLoader workers: decodes images and applies the processor, so the device only computes."""
+def to_device(features: dict, device) -> dict:
+    """A collated batch's tensors on ``device``, copied without waiting (from pinned memory on CUDA); other values
+    as they are. Pixel values ``compact`` sent with one frame of two get their second frame back there."""
+    moved = {
+        key: value.to(device, non_blocking=True) if isinstance(value, torch.Tensor) else value
+        for key, value in features.items()
+    }
+    frames = moved.pop(FRAMES_KEY, None)
+    if frames:
+        pixels = moved["pixel_values"]
+        channels = pixels.shape[1] // frames[1]
+        moved["pixel_values"] = (
+            pixels.view(len(pixels), channels, 1, -1).expand(-1, -1, frames[0], -1).reshape(len(pixels), -1)
+        )
+    return moved
 
-    def __init__(self, tokenizer, image_processor, max_length: int, padding, prompt=None, image_kwargs=None):
+
+FRAMES_KEY = "mmrhub_pixel_frames"  # (frames, values of one frame a patch): pixel values sent with one frame
+
+
+class Compact:
+    """What the workers send of a Qwen-VL processor's pixel values on CUDA, for the main process's one copy of each
+    batch (into pinned memory) to be small: its main cost per item. The processor repeats an image into the two
+    frames of a temporal patch (``temporal_patch_size``), so a patch's 1,536 values are 768 twice: the first frame
+    is sent, and ``to_device`` repeats it on the device (where the frames are not equal, both are sent). Values are
+    cast to the model's dtype, the cast its vision tower makes first (Qwen3-VL's patch embedding). The model gets
+    the same numbers in its own dtype. Off (None) on CPU, where there is no copy to save."""
+
+    def __init__(self, dtype, temporal: int):
+        self.dtype, self.temporal = dtype, temporal
+
+    @classmethod
+    def for_model(cls, module, device, dtype):
+        """The compaction a chat model on ``device`` in ``dtype`` takes, or None."""
+        temporal = getattr(
+            getattr(getattr(module, "processor", None), "image_processor", None), "temporal_patch_size", 0
+        )
+        if torch.device(device).type != "cuda" or not temporal:
+            return None
+        return cls(dtype if dtype in (torch.bfloat16, torch.float16) else None, int(temporal))
+
+    def __call__(self, features):
+        """``features`` with their pixel values compacted (in place)."""
+        pixels = features.get("pixel_values")
+        if not isinstance(pixels, torch.Tensor) or not pixels.is_floating_point() or pixels.ndim != 2:
+            return features
+        if self.temporal > 1 and pixels.shape[1] % self.temporal == 0:
+            frames = pixels.view(len(pixels), 3, self.temporal, -1)
+            if all(torch.equal(frames[:, :, 0], frames[:, :, t]) for t in range(1, self.temporal)):
+                pixels = frames[:, :, 0].reshape(len(pixels), -1)
+                features[FRAMES_KEY] = (self.temporal, pixels.shape[1] // 3)
+        features["pixel_values"] = pixels.to(self.dtype) if self.dtype is not None else pixels.contiguous()
+        return features
+
+
+class DualCollate:
+    """Runs in DataLoader workers: prepares images (``prepare_image``) and applies the processor and tokeniser, so
+    the device only computes."""
+
+    def __init__(
+        self, tokenizer, image_processor, max_length: int, padding, prompt=None, image_kwargs=None, prepare_image=rgb
+    ):
         self.tokenizer = tokenizer
         self.image_processor = image_processor
         self.max_length = max_length
         self.padding = padding
         self.prompt = prompt or ""
         self.image_kwargs = image_kwargs or {}
+        self.prepare_image = prepare_image
 
     def __call__(self, rows):
-        """A batch of rows as the processor's inputs."""
-        ids = [row_id for row_id, _, _ in rows]
-        images = [rgb(row_id, image) for row_id, _, image in rows]
-        texts = [self.prompt + text for _, text, _ in rows if text is not None]
+        """A batch of ``Row``s as the processor's inputs."""
+        ids = [row.id for row in rows]
+        images = [self.prepare_image(row.id, row.image) for row in rows]
+        texts = [self.prompt + row.text for row in rows if row.text is not None]
         batch = {
             "ids": ids,
             "pixel_values": self.image_processor(images=images, return_tensors="pt", **self.image_kwargs)[
                 "pixel_values"
             ],
-            "has_text": torch.tensor([text is not None for _, text, _ in rows], dtype=torch.bool),
+            "has_text": torch.tensor([row.text is not None for row in rows], dtype=torch.bool),
             "text": None,
         }
         if texts:
@@ -117,6 +183,10 @@ class DualEncoder:
         # SigLIP was trained on texts padded to max_length; its pooled vector changes with the padding.
         self.padding = "max_length" if model_type == "siglip" or settings.pad_to_max_length else True
         self.image_kwargs = _image_kwargs(settings, self.model.config)
+        self.prepare_image = rgb
+        if settings.square_resize:
+            self.prepare_image = SquareImages(self.model.config.vision_config.image_size, settings.resample)
+        self.orientation = settings.exif_orientation or EXIF_APPLY
         self.text_weight = text_weight
         self.settings = settings
         self._text_args = set(inspect.signature(self.model.get_text_features).parameters)
@@ -126,18 +196,33 @@ class DualEncoder:
             "dtype": str(dtype),
             "max_length": self.max_length,
             "padding": self.padding,
-            "image": {key: str(value) for key, value in self.image_kwargs.items()},
+            "image": {
+                **{key: str(value) for key, value in self.image_kwargs.items()},
+                "prepare": image_identity(self.prepare_image, None),
+            },
+            "exif_orientation": self.orientation,
             "text_weight": text_weight,
             "query_instruction": settings.query_instruction,
             "document_instruction": settings.document_instruction,
+            "similarity": SIMILARITY,
         }
 
     def collate(self, role: str):
         """The DataLoader's collate for ``role``: the role's instruction prepended to its texts."""
         prompt = self.settings.query_instruction if role == QUERIES else self.settings.document_instruction
         return DualCollate(
-            self.tokenizer, self.image_processor, self.max_length, self.padding, prompt, self.image_kwargs
+            self.tokenizer,
+            self.image_processor,
+            self.max_length,
+            self.padding,
+            prompt,
+            self.image_kwargs,
+            self.prepare_image,
         )
+
+    def tokenizers(self) -> list:
+        """The tokenisers its texts go through (for the unknown-token check)."""
+        return [self.tokenizer]
 
     @torch.inference_mode()
     def encode(self, batch, role: str) -> torch.Tensor:
@@ -152,18 +237,11 @@ class DualEncoder:
 
 
 def _image_kwargs(settings: Preset, config) -> dict:
-    """The image processor's call keywords the preset asks for: a square resize to the vision tower's input
-    (no centre crop), with the preset's filter."""
+    """The image processor's call keywords the preset asks for: with a square resize (done before the conversion to
+    RGB, ``SquareImages``), neither resize nor centre crop by the processor."""
     if not settings.square_resize:
         return {}
-    from PIL import Image
-
-    side = config.vision_config.image_size
-    return {
-        "size": {"height": side, "width": side},
-        "do_center_crop": False,
-        "resample": Image.Resampling[settings.resample.upper()],
-    }
+    return {"do_resize": False, "do_center_crop": False}
 
 
 def _model_max_length(tokenizer, config) -> int:
@@ -173,26 +251,27 @@ def _model_max_length(tokenizer, config) -> int:
     return min(limits) if limits else 512
 
 
-class PlainCollate:
-    """Runs in DataLoader workers: decodes and prepares images (``rgb`` or a ``BudgetImages``); the model's own
-    preprocessing follows."""
+SIMILARITY = "float32: vectors upcast before normalising and before every dot product"
 
-    def __init__(self, prepare_image):
-        self.prepare_image = prepare_image
+
+class Prepared:
+    """The DataLoader's collate of a sentence-transformers encoder: runs in the workers, calling the encoder's
+    ``prepare`` (images prepared, the model's own preprocessing); the workers are forked (``data.worker_context``),
+    so the model is shared with them, never pickled."""
+
+    def __init__(self, encoder, role: str):
+        self.encoder, self.role = encoder, role
 
     def __call__(self, rows):
-        """A batch of rows as ids, texts and decoded images."""
-        return {
-            "ids": [row_id for row_id, _, _ in rows],
-            "texts": [text for _, text, _ in rows],
-            "images": [self.prepare_image(row_id, image) for row_id, _, image in rows],
-        }
+        """A batch of ``Row``s as ready model inputs."""
+        return self.encoder.prepare(rows, self.role)
 
 
 class SentenceTransformersEncoder:
     """``sentence-transformers`` backend: fused image + text input where the model takes it (Qwen3-VL-Embedding),
-    else separate image and text vectors fused by the rule above. Queries go through ``encode_query`` (the
-    model's query prompt), corpus items through ``encode_document``."""
+    else separate image and text vectors fused by the rule above. Queries are prepared and embedded as
+    ``encode_query`` does (the model's query prompt, task "query"), corpus items as ``encode_document``; the
+    preparation is done in the workers (``prepare``), the forward pass in the main process (``encode``)."""
 
     backend = "sentence-transformers"
 
@@ -200,6 +279,7 @@ class SentenceTransformersEncoder:
         from sentence_transformers import SentenceTransformer
 
         self.model = SentenceTransformer(model_id, revision=revision, device=str(device), model_kwargs={"dtype": dtype})
+        self.model.eval()
         self.fused = self.model.supports(("image", "text"))
         if not self.fused and not (self.model.supports("image") and self.model.supports("text")):
             raise ValueError(
@@ -217,10 +297,15 @@ class SentenceTransformersEncoder:
             if settings.max_length:
                 self.model.max_seq_length = settings.max_length
         self.settings = settings
+        self.orientation = settings.exif_orientation or EXIF_APPLY
+        self.tasks = {QUERIES: "query", CORPUS: "document"}
         self.prompts = {
-            QUERIES: instruction(settings, settings.query_instruction),
-            CORPUS: instruction(settings, settings.document_instruction),
+            QUERIES: self._prompt(QUERIES, instruction(settings, settings.query_instruction)),
+            CORPUS: self._prompt(CORPUS, instruction(settings, settings.document_instruction)),
         }
+        # M2KR's queries: each row's own instruction in its system turn (the Qwen3-VL embedding preset)
+        self.row_instructions = self.chat and settings.row_instructions
+        self.compact = Compact.for_model(self.module, device, dtype) if self.chat else None
         self.text_weight = text_weight
         self.identity = {
             "backend": self.backend,
@@ -231,28 +316,99 @@ class SentenceTransformersEncoder:
             "text_weight": None if self.fused else text_weight,
             "query_prompt": self.prompts[QUERIES],
             "document_prompt": self.prompts[CORPUS],
+            "row_instructions": self.row_instructions,
+            "chat_template": self.module.processing_kwargs.get("chat_template") if self.chat else None,
             "image": image_identity(self.prepare_image, self.module) if self.chat else None,
+            "exif_orientation": self.orientation,
+            "similarity": SIMILARITY,
         }
 
-    def collate(self, role: str):
-        """The DataLoader's collate: images only prepared; the model preprocesses in ``encode``."""
-        return PlainCollate(self.prepare_image)
+    def _prompt(self, role: str, given):
+        """The prompt ``encode_query`` / ``encode_document`` would use: ``given``, else the model's own prompt for
+        the role (sentence-transformers' order of names), else its default prompt."""
+        if given is not None:
+            return given
+        names = ("query",) if role == QUERIES else ("document", "passage", "corpus")
+        name = next((name for name in names if name in self.model.prompts), self.model.default_prompt_name)
+        return self.model.prompts.get(name) if name is not None else None
 
-    def _encode(self, inputs, role: str) -> torch.Tensor:
-        encode = self.model.encode_query if role == QUERIES else self.model.encode_document
-        prompt = self.prompts[role]
-        kwargs = {"prompt": prompt} if prompt is not None else {}
+    def row_prompt(self, row, role: str):
+        """The prompt of one row: its own instruction (punctuated as the preset says) where the preset takes rows'
+        instructions and the row has one, else the role's."""
+        if self.row_instructions and role == QUERIES and row.instruction and row.instruction.strip():
+            return instruction(self.settings, row.instruction)
+        return self.prompts[role]
+
+    def collate(self, role: str):
+        """The DataLoader's collate: ``prepare``, run in the workers."""
+        return Prepared(self, role)
+
+    def tokenizers(self) -> list:
+        """The tokenisers its texts go through (for the unknown-token check)."""
+        return [self.module.tokenizer] if getattr(self.module, "tokenizer", None) is not None else []
+
+    def prepare(self, rows, role: str) -> dict:
+        """A batch of ``Row``s as model inputs, as ``encode_query`` / ``encode_document`` would have built them from
+        the same items: one part per call those make (fused models: items with text, then images alone; others:
+        the images, then the texts), each in the length order sentence-transformers sorts its inputs by."""
+        images = [self.prepare_image(row.id, row.image) for row in rows]
+        texts = [row.text for row in rows]
+        prompts = [self.row_prompt(row, role) for row in rows]
+        with_text = [i for i, text in enumerate(texts) if text is not None]
+        parts = []
+        if self.fused:
+            image_only = [i for i, text in enumerate(texts) if text is None]
+            for group in (with_text, image_only):
+                items = [{"image": images[i], "text": texts[i]} if texts[i] is not None else images[i] for i in group]
+                if group:
+                    parts.append(self._part("fused", group, items, [prompts[i] for i in group], role))
+        else:
+            parts.append(self._part("image", list(range(len(rows))), images, prompts, role))
+            if with_text:
+                parts.append(
+                    self._part("text", with_text, [texts[i] for i in with_text], [prompts[i] for i in with_text], role)
+                )
+        return {
+            "ids": [row.id for row in rows],
+            "has_text": torch.tensor([text is not None for text in texts], dtype=torch.bool),
+            "parts": parts,
+        }
+
+    def _part(self, kind: str, rows: list, items: list, prompts: list, role: str) -> dict:
+        """One call's inputs: the items fitted to the token budget, sorted as sentence-transformers sorts them,
+        preprocessed with their prompts; ``rows``: the batch positions of the features' rows, in their order."""
         if self.chat and self.settings.max_length:
-            inputs = [self.fit(item, prompt) for item in inputs]
-        vectors = encode(
-            inputs,
-            batch_size=len(inputs),
-            convert_to_tensor=True,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-            **kwargs,
-        )
-        return vectors.float()
+            items = [self.fit(item, prompt) for item, prompt in zip(items, prompts)]
+        order = self._length_order(items)
+        items, prompts, rows = [items[i] for i in order], [prompts[i] for i in order], [rows[i] for i in order]
+        task = self.tasks[role]
+        if len(set(prompts)) == 1:
+            features = self.model.preprocess(items, prompt=prompts[0], task=task)
+        else:  # rows with their own instructions: each row's conversation with its own system turn
+            features = self.model.preprocess(self._conversations(items, prompts), task=task)
+        if self.compact is not None:
+            features = self.compact(features)
+        return {"kind": kind, "rows": rows, "features": features}
+
+    def _length_order(self, items: list) -> list:
+        """The order sentence-transformers' encode puts a batch's inputs in: longest first (interleaved with the
+        shortest where inputs are flattened for flash attention)."""
+        import numpy as np
+
+        order = np.argsort([-self.model._input_length(item) for item in items])
+        if self.model._can_flatten_inputs():
+            order = self.model._interleave_sorted_indices(order)
+        return order.tolist()
+
+    def _conversations(self, items: list, prompts: list) -> list:
+        """Each item as the one-turn conversation sentence-transformers makes of it (image before text), its own
+        prompt prepended as the system turn."""
+        formatter = self.module.input_formatter
+        conversations = []
+        for item, prompt in zip(items, prompts):
+            messages = formatter.to_message(dict(item) if isinstance(item, dict) else {"image": item})
+            conversations.append(formatter.prepend_prompt_to_messages([messages], prompt)[0] if prompt else messages)
+        return conversations
 
     def fit(self, item, prompt):
         """An input whose rendered conversation fits the token budget: its text cut, its image kept."""
@@ -276,24 +432,25 @@ class SentenceTransformersEncoder:
 
     @torch.inference_mode()
     def encode(self, batch, role: str) -> torch.Tensor:
-        """One collated batch -> (n, d) normalised vectors: fused by the rule above, or embedded together."""
-        texts, images = batch["texts"], batch["images"]
-        has_text = torch.tensor([text is not None for text in texts], dtype=torch.bool)
-        with_text = [i for i, text in enumerate(texts) if text is not None]
-        if not self.fused:
-            text = self._encode([texts[i] for i in with_text], role) if with_text else None
-            return fuse(self._encode(images, role), text, has_text.to(self.model.device), self.text_weight)
-        # One call per input shape: a batch mixing dicts and bare images is not one modality.
-        image_only = [i for i, text in enumerate(texts) if text is None]
-        parts = {}
-        if with_text:
-            parts[tuple(with_text)] = self._encode([{"image": images[i], "text": texts[i]} for i in with_text], role)
-        if image_only:
-            parts[tuple(image_only)] = self._encode([images[i] for i in image_only], role)
-        first = next(iter(parts.values()))
-        out = first.new_empty((len(texts), first.shape[1]))
-        for rows, vectors in parts.items():
-            out[list(rows)] = vectors
+        """One prepared batch -> (n, d) normalised float32 vectors on the device: fused by the rule above, or
+        embedded together."""
+        parts = []
+        for part in batch["parts"]:
+            features = to_device(part["features"], self.model.device)
+            embeddings = self.model(features, task=self.tasks[role])["sentence_embedding"]
+            if self.model.truncate_dim is not None:
+                from sentence_transformers.util import truncate_embeddings
+
+                embeddings = truncate_embeddings(embeddings, self.model.truncate_dim)
+            parts.append((part["rows"], F.normalize(embeddings, p=2, dim=1).float()))
+        if not self.fused:  # the images' vectors of every row, then the texts' of the rows with text, in batch order
+            (_, image), *text = [(rows, vectors[torch.argsort(torch.tensor(rows))]) for rows, vectors in parts]
+            text = text[0][1] if text else None
+            return fuse(image, text, batch["has_text"].to(image.device), self.text_weight)
+        first = parts[0][1]
+        out = first.new_empty((len(batch["ids"]), first.shape[1]))
+        for rows, vectors in parts:
+            out[rows] = vectors
         return out
 
 
@@ -306,9 +463,13 @@ def chat_inputs(module, settings: Preset, model_id: str) -> tuple:
     """(processing keywords, image preparation) of a chat-template module. Text truncation is off: ``fitted`` cuts
     text, the processor would cut into image tokens. With a pixel budget, images are laid on white and resized as
     the Qwen3-VL authors resize them (``images.py``) and the processor is told not to resize; a budget needs
-    Qwen-VL's image processor (patches merged 2x2), others resize to a size of their own."""
+    Qwen-VL's image processor (patches merged 2x2), others resize to a size of their own. A preset that opens the
+    assistant's turn (the authors' embedder renders with add_generation_prompt) has it opened whatever the
+    checkpoint's own configuration says."""
     merged = {key: dict(value) for key, value in module.processing_kwargs.items()}
     merged.setdefault("text", {})["truncation"] = False
+    if settings.add_generation_prompt:
+        merged.setdefault("chat_template", {})["add_generation_prompt"] = True
     if not (settings.min_pixels or settings.max_pixels):
         return merged, rgb
     image_processor = getattr(module.processor, "image_processor", None)
@@ -324,10 +485,12 @@ def chat_inputs(module, settings: Preset, model_id: str) -> tuple:
 
 
 def image_identity(prepare_image, module) -> dict:
-    """What decides the pixels a chat-template model sees, for the cache key and the run's metadata."""
+    """What decides the pixels a model sees, for the cache key and the run's metadata."""
     if isinstance(prepare_image, BudgetImages):
         return {"min_pixels": prepare_image.min_pixels, "max_pixels": prepare_image.max_pixels, "resize": RESIZE_RULE}
-    return module.processing_kwargs.get("image")
+    if isinstance(prepare_image, SquareImages):
+        return {"side": prepare_image.side, "resample": prepare_image.resample, "order": "resize, then RGB"}
+    return module.processing_kwargs.get("image") if module is not None else "RGB"
 
 
 ENCODERS = {"transformers": DualEncoder, "sentence-transformers": SentenceTransformersEncoder}

@@ -7,14 +7,49 @@ version their pyproject.toml asks for at least, ``vision_process.py``): ``to_rgb
 white, ``smart_resize`` (56-81) picks the size, ``fetch_image`` (93-141) resizes with PIL's default filter
 (bicubic). transformers' own resize rounds a side under 16 pixels to 0 and so sizes thin images differently
 (a 1000x10 banner: 40 patches wide instead of 62), and it drops the alpha channel rather than laying it on white.
+
+Also here: how images are decoded (EXIF orientation applied or not, ``decoded``), and Chinese-CLIP's square resize,
+done before the conversion to RGB as its authors' transform does it (``SquareImages``).
 """
 
 import math
+from io import BytesIO
 
 from PIL import Image
 
+from mmrhub.retrieve.presets import EXIF_APPLY
+from mmrhub.retrieve.presets import EXIF_CHOICES  # noqa: F401  (the choices, beside what they do)
+from mmrhub.retrieve.presets import EXIF_IGNORE  # noqa: F401
+
 RESIZE_RULE = "qwen-vl-utils 0.0.14: on white, smart_resize, PIL bicubic"
 MAX_RATIO = 200  # qwen-vl-utils refuses a longer side over 200 times the shorter (vision_process.py:24, 67-70)
+
+
+def decoded(value, orientation: str = EXIF_APPLY):
+    """An image as the builders store it (``{"path", "bytes"}``, decode=False) decoded as ``datasets`` decodes it,
+    EXIF orientation applied or not (``orientation``); None stays None, a decoded image is returned as it is."""
+    if value is None or isinstance(value, Image.Image):
+        return value
+    path, data = value["path"], value["bytes"]
+    if data is not None:
+        image = Image.open(BytesIO(data))
+    elif path is None:
+        raise ValueError(f"an image has neither path nor bytes: {value}")
+    else:
+        from datasets.utils.file_utils import is_local_path
+        from datasets.utils.file_utils import xopen
+
+        if is_local_path(path):
+            image = Image.open(path)
+        else:  # an archive member (M2KR's split zips), read as datasets reads it
+            with xopen(path, "rb") as f:
+                image = Image.open(BytesIO(f.read()))
+    image.load()
+    if orientation == EXIF_APPLY and image.getexif().get(Image.ExifTags.Base.Orientation) is not None:
+        from PIL import ImageOps
+
+        image = ImageOps.exif_transpose(image)
+    return image
 
 
 def present(row_id, image):
@@ -65,3 +100,21 @@ class BudgetImages:
         except ValueError as err:
             raise ValueError(f"item {row_id!r}: {err}.") from None
         return image if (width, height) == image.size else image.resize((width, height), Image.Resampling.BICUBIC)
+
+
+class SquareImages:
+    """Runs in DataLoader workers: Chinese-CLIP's transform before its tensor conversion (cn_clip/clip/utils.py:
+    181-182): resized to ``side`` x ``side`` with ``resample`` in the image's own mode, then converted to RGB. An
+    image with alpha is resized with its alpha (PIL premultiplies it) and then loses it; a palette image is resized
+    by PIL with its nearest filter (PIL's rule for palettes) before its colours are looked up. The processor is then
+    told not to resize."""
+
+    def __init__(self, side: int, resample: str):
+        self.side, self.resample = side, resample
+
+    def __call__(self, row_id, image: Image.Image) -> Image.Image:
+        """The item's image, square and RGB; an error naming the item when it has none."""
+        image = present(row_id, image)
+        if image.size != (self.side, self.side):
+            image = image.resize((self.side, self.side), Image.Resampling[self.resample.upper()])
+        return image if image.mode == "RGB" else image.convert("RGB")

@@ -1,5 +1,6 @@
 """What ``retrieve`` and ``rerank`` are asked to do, as frozen dataclasses the commands fill. Imports nothing heavy."""
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from dataclasses import field
@@ -21,9 +22,19 @@ DTYPES = ("auto", "float32", "bfloat16", "float16")
 SEARCHES = ("torch", "faiss")
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity; the machine's count where that cannot be told)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # macOS, Windows
+        return os.cpu_count() or 1
+
+
 def default_num_workers() -> int:
-    """DataLoader workers decoding images: 4, or fewer on a smaller machine."""
-    return min(4, os.cpu_count() or 1)
+    """DataLoader workers preparing inputs (decoding, resizing, the processor, tokenising): one per core this
+    process may use, shared among the processes a launcher started on this machine (LOCAL_WORLD_SIZE)."""
+    local_processes = max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1))
+    return max(1, usable_cores() // local_processes)
 
 
 @dataclass(frozen=True)
@@ -81,6 +92,7 @@ class ModelSettings:
     min_pixels: int | None = None
     max_pixels: int | None = None
     max_length: int | None = None  # tokens; text is cut, image tokens never
+    exif_orientation: str | None = None  # "apply" or "ignore" (images.EXIF_CHOICES)
 
     def resolve(self, model_id: str, role: str) -> Preset:
         """The settings a run of ``model_id`` in ``role`` uses."""
@@ -126,3 +138,19 @@ class RerankOptions:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"--{name.replace('_', '-')} {value}: must be at least 1.")
+
+
+def from_record(cls, record: dict, benchmark):
+    """``cls`` (RetrieveOptions or RerankOptions) as ``provenance.options_record`` recorded it, with ``benchmark``
+    (the declaration the record names); fields the record lacks keep their defaults."""
+    values = {}
+    for item in dataclasses.fields(cls):
+        if item.name not in record:
+            continue
+        value = record[item.name]
+        if item.type is DataOptions:
+            value = DataOptions(benchmark, **{key: v for key, v in value.items() if key != "benchmark"})
+        elif dataclasses.is_dataclass(item.type):
+            value = from_record(item.type, value, benchmark)
+        values[item.name] = value
+    return cls(**values)

@@ -17,8 +17,13 @@ from mmrhub.retrieve.distributed import resolve_dtype
 from mmrhub.retrieve.encoders import CORPUS
 from mmrhub.retrieve.encoders import QUERIES
 from mmrhub.retrieve.encoders import build_encoder
+from mmrhub.retrieve.fitting import unknown_tokens_warning
 from mmrhub.retrieve.loading import check_reachable
 from mmrhub.retrieve.options import RetrieveOptions
+from mmrhub.retrieve.provenance import candidates_record
+from mmrhub.retrieve.provenance import data_record
+from mmrhub.retrieve.provenance import environment_record
+from mmrhub.retrieve.provenance import options_record
 from mmrhub.retrieve.provenance import write_meta
 from mmrhub.retrieve.reporting import Phases
 from mmrhub.retrieve.reporting import score_and_record
@@ -31,8 +36,15 @@ from mmrhub.scoring.runs.writing import write_run
 
 
 def embed(side: LoadedSide, role, encoder, context, options: RetrieveOptions, phases) -> torch.Tensor:
-    """This rank's shard through the encoder, gathered: (len(side.dataset), dim) float32 on the device, in order."""
-    items = Items(distributed.shard(side.dataset, context), side.table)
+    """This rank's shard through the encoder, gathered: (len(side.dataset), dim) float32 on the device, in order.
+    Inputs are prepared by the DataLoader workers (``encoder.collate``); this process moves them and runs the
+    model."""
+    if context.is_main:
+        check_texts(side, role, encoder, options.model, phases)
+    instructions = role == QUERIES and getattr(encoder, "row_instructions", False)
+    items = Items(distributed.shard(side.dataset, context), side.table, encoder.orientation, instructions)
+    if instructions and items.instruction_column:
+        phases.say(f"[embed {role}] each query's system turn: its own '{items.instruction_column}' (the preset's)")
     batches = loader(
         items, encoder.collate(role), options.batch_size, options.runtime.num_workers, context.device.type == "cuda"
     )
@@ -47,6 +59,15 @@ def embed(side: LoadedSide, role, encoder, context, options: RetrieveOptions, ph
     gathered = distributed.gather_rows(local, context)
     phases.done(f"embed {role}", len(side.dataset), started, f" ({context.world_size} process(es))")
     return gathered
+
+
+def check_texts(side: LoadedSide, role: str, encoder, model_id: str, phases) -> None:
+    """Warn when the encoder's tokenizer turns more than a few percent of the side's text tokens into unknowns."""
+    texts = side.dataset.select_columns([side.table.text_column])[:2000][side.table.text_column]
+    for tokenizer in encoder.tokenizers():
+        warning = unknown_tokens_warning(tokenizer, texts, f"the {role}' texts", model_id)
+        if warning:
+            phases.warn(warning)
 
 
 def corpus_embeddings(corpus: LoadedSide, encoder, context, options: RetrieveOptions, phases) -> torch.Tensor:
@@ -141,9 +162,11 @@ def _run(options: RetrieveOptions, context) -> int:
         options.model,
         encoder.identity,
         settings,
-        device=str(context.device),
         backend=options.backend,
-        candidates=options.candidates,
+        options=options_record(options),
+        data=data_record(data, queries, corpus, fingerprint),
+        **candidates_record(options.candidates),
+        **environment_record(context.device, dtype),
     )
     phases.say(f"Run written to {output} ({len(queries.ids):,} queries).")
     score_and_record(options, truth, output, settings, context, dtype, phases, backend=options.backend)

@@ -5,6 +5,9 @@ Sources (read at these commits; line numbers refer to them):
   QR  QwenLM/Qwen3-VL-Embedding@8ce3aab src/models/qwen3_vl_reranker.py
   QM  QwenLM/Qwen3-VL-Embedding@8ce3aab README.md
   CC  OFA-Sys/Chinese-CLIP@31863c7 cn_clip/clip/utils.py
+  CE  OFA-Sys/Chinese-CLIP@31863c7 cn_clip/eval/data.py
+  QV  qwen-vl-utils 0.0.14 vision_process.py (the authors' image loading)
+  QI  QwenLM/Qwen3-VL-Embedding@8ce3aab src/evaluation/mmeb_v2/data/datasets/image_i2i_vg_dataset.py
 
 A preset follows from the model id (``preset_for``); ``--preset NAME`` picks one for a local folder and
 ``--preset none`` keeps the checkpoint's own settings. Imports nothing heavy.
@@ -17,6 +20,11 @@ from dataclasses import dataclass
 from dataclasses import replace
 
 NONE = "none"
+# EXIF orientation (images.decoded): ``apply`` turns a tagged photo upright, as ``datasets`` does on decode
+# (datasets/features/image.py:197); ``ignore`` keeps the stored pixels, as the models' authors read their files:
+# qwen-vl-utils opens the file with PIL alone (QV:109), Chinese-CLIP's evaluation too (CE:91).
+EXIF_APPLY, EXIF_IGNORE = "apply", "ignore"
+EXIF_CHOICES = (EXIF_APPLY, EXIF_IGNORE)
 
 
 @dataclass(frozen=True)
@@ -26,6 +34,9 @@ class Preset:
     name: str
     role: str  # "embedding" or "reranker": which command the family serves
     query_instruction: str | None = None  # embedding: system turn of queries; reranker: the <Instruct>: line
+    # embedding: a query's system turn is its row's own instruction where its table has one (M2KR's); rows without
+    # one, and every row once --query-instruction is given, get query_instruction
+    row_instructions: bool = False
     document_instruction: str | None = None  # embedding: system turn of corpus items
     system_prompt: str | None = None  # reranker: its fixed system turn
     min_pixels: int | None = None  # image budget: resized so that min_pixels <= h * w <= max_pixels
@@ -35,6 +46,8 @@ class Preset:
     resample: str | None = None  # dual encoders: the resize filter
     pad_to_max_length: bool = False  # dual encoders: texts padded to max_length, as the authors' tokenizer does
     punctuate: bool = False  # instructions end in punctuation (a '.' appended otherwise)
+    add_generation_prompt: bool = False  # chat models: the assistant's turn opened after the input
+    exif_orientation: str | None = None  # "apply" or "ignore" (images.py); None: "apply", as datasets decodes
     pooling: str | None = None  # what the vector is: recorded, the checkpoint's modules compute it
     score: str | None = None  # what a reranker's score is: recorded, the checkpoint's modules compute it
     sources: tuple = ()  # (setting, "file:line") pairs
@@ -57,20 +70,35 @@ QWEN3_VL_EMBEDDING = Preset(
     name="qwen3-vl-embedding",
     role="embedding",
     query_instruction="Retrieve images or text relevant to the user's query.",
+    row_instructions=True,
     document_instruction="Represent the user's input.",
     min_pixels=_QWEN_MIN_PIXELS,
     max_pixels=_QWEN_MAX_PIXELS,
     max_length=8192,
     punctuate=True,
+    add_generation_prompt=True,
+    exif_orientation="ignore",
     pooling="last token, L2-normalised",
     sources=(
         ("query_instruction", "QM:173 (the instruction their example gives queries)"),
+        (
+            "row_instructions",
+            "QI:22-28 (image-to-text retrieval: each query's own task instruction, its text after the image), "
+            "QE:378 (an input's instruction becomes its system turn, QE:239)",
+        ),
         ("document_instruction", "QE:170 (default_instruction), QE:239 (the system turn of every input)"),
         ("instruction punctuation", "QE:230-234 (a '.' appended unless it ends in Unicode punctuation)"),
         ("image before text", "QE:302-324"),
+        ("add_generation_prompt", "QE:330-332 (the assistant's turn opened: its last token is what is pooled)"),
         ("min_pixels", "QE:27"),
         ("max_pixels", "QE:28"),
-        ("max_length", "QE:24, QE:356-358; special (image) tokens kept when cutting: QE:201-218"),
+        (
+            "max_length",
+            "QE:24; QE:356-358: their processor cuts the rendered conversation from the right (truncation=True), "
+            "end-of-turn tokens and all; QE:201-218 (_truncate_tokens) is never called. Ours cuts the text alone "
+            "and keeps the template and the image tokens (fitting.py)",
+        ),
+        ("exif_orientation", "QV:109 (the image file opened with PIL alone: no EXIF transpose)"),
         ("pooling", "QE:365-370 (last attended token), QE:390-391 (L2)"),
         ("padding side", "QE:188 (right)"),
     ),
@@ -87,6 +115,7 @@ QWEN3_VL_RERANKER = Preset(
     min_pixels=_QWEN_MIN_PIXELS,
     max_pixels=_QWEN_MAX_PIXELS,
     max_length=10240,
+    exif_orientation="ignore",
     score='sigmoid(logit("yes") - logit("no")) at the last token',
     sources=(
         ("query_instruction", "QR:85 (default_instruction)"),
@@ -94,7 +123,12 @@ QWEN3_VL_RERANKER = Preset(
         ("conversation", "QR:349-370 ('<Instruct>: ', '<Query>:', '\\n<Document>:'; image before text QR:295-317)"),
         ("min_pixels", "QR:20"),
         ("max_pixels", "QR:21"),
-        ("max_length", "QR:17; special (image) tokens kept when cutting: QR:139-164, QR:205-211"),
+        (
+            "max_length",
+            "QR:17; QR:139-164, QR:205-211: special (image) tokens kept, the rest cut from the end; ours cuts the "
+            "candidate's text, then the query's (fitting.py)",
+        ),
+        ("exif_orientation", "QV:109 (the image file opened with PIL alone: no EXIF transpose)"),
         ("score", "QR:120-137"),
         ("padding side", "QR:109 (left)"),
     ),
@@ -107,11 +141,17 @@ CHINESE_CLIP = Preset(
     square_resize=True,
     resample="bicubic",
     pad_to_max_length=True,
+    exif_orientation="ignore",
     sources=(
         ("max_length", "CC:145 (context_length=52; 'all baseline models use 52', CC:153)"),
         ("pad_to_max_length", "CC:166-170"),
-        ("square_resize", "CC:181 (Resize((224, 224)): square, no centre crop; 224 = ViT-L-14's input, CC:32-34)"),
+        (
+            "square_resize",
+            "CC:181-182 (Resize((224, 224)) in the image's own mode, then convert('RGB'): square, no centre crop; "
+            "224 = ViT-L-14's input, CC:32-34)",
+        ),
         ("resample", "CC:181 (InterpolationMode.BICUBIC)"),
+        ("exif_orientation", "CE:91 (images opened with PIL alone: no EXIF transpose)"),
     ),
 )
 
@@ -128,8 +168,11 @@ _FAMILIES = (
 
 def resolve(model_id: str, name: str | None, role: str, **overrides) -> Preset:
     """The settings a run uses: the preset (``preset_for``) with the given overrides; without a preset, a
-    ``none`` one holding the overrides alone (the checkpoint decides the rest)."""
+    ``none`` one holding the overrides alone (the checkpoint decides the rest). A query instruction given
+    overrides the rows' own ones too."""
     preset = preset_for(model_id, name, role) or Preset(name=NONE, role=role)
+    if overrides.get("query_instruction") is not None:
+        preset = replace(preset, row_instructions=False)
     return preset.with_overrides(**overrides)
 
 

@@ -1,9 +1,16 @@
-"""How a run was made, written beside it (``RUN.json.meta.json``): the model's identity (Hub commit or folder hash),
-the preset and every setting with its source, the dtype, and the library versions."""
+"""How a run was made, written beside it (``RUN.json.meta.json``), so that ``mmrhub rerun`` can make it again: the
+command line and every option (defaults included), the benchmark, data folder and split, fingerprints of the tables
+and of the queries and corpus the run saw, the candidates file's hash, the model's identity (Hub commit or folder
+hash), the preset and every setting with its source, the device and dtype, and the versions of every library that
+shapes the pixels, tokens, vectors or scores (and of mmrhub, with its commit when run from a checkout)."""
 
+import dataclasses
 import hashlib
 import json
 import os
+import platform
+import subprocess
+import sys
 from importlib import metadata
 from pathlib import Path
 
@@ -51,18 +58,114 @@ def model_identity(model_id: str, revision=None) -> dict:
     return {"id": model_id, "revision": revision, "commit": hub_commit(model_id, revision)}
 
 
-LIBRARIES = ("torch", "torchvision", "transformers", "sentence-transformers", "mmrhub")
+LIBRARIES = (
+    "torch",
+    "torchvision",
+    "transformers",
+    "sentence-transformers",
+    "tokenizers",
+    "pillow",  # decides every decoded and resized pixel
+    "numpy",
+    "pyarrow",
+    "datasets",
+    "mmrhub",
+)
 
 
 def versions() -> dict:
-    """The installed version of each library that shapes the vectors or scores (None when not installed)."""
+    """The installed version of each library that shapes the pixels, tokens, vectors or scores (None when not
+    installed), and Python's."""
     found = {}
     for name in LIBRARIES:
         try:
             found[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             found[name] = None
+    found["python"] = platform.python_version()
     return found
+
+
+def source_commit() -> dict:
+    """The git commit mmrhub runs from, and whether its tracked files differ from it, when it runs from a checkout
+    (an editable install); None for an installed wheel or without git."""
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        return None
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": commit, "modified": bool(status.strip())}
+
+
+def options_record(options) -> dict:
+    """A frozen options dataclass as JSON: every field, defaults included; the benchmark by its name."""
+    if dataclasses.is_dataclass(options) and not isinstance(options, type):
+        if hasattr(options, "benchmark") and hasattr(options.benchmark, "name"):  # DataOptions
+            return {
+                f.name: getattr(options, f.name) if f.name != "benchmark" else options.benchmark.name
+                for f in dataclasses.fields(options)
+            }
+        return {f.name: options_record(getattr(options, f.name)) for f in dataclasses.fields(options)}
+    if isinstance(options, (list, tuple)):
+        return [options_record(value) for value in options]
+    return options
+
+
+def data_record(data, queries, corpus, fingerprint) -> dict:
+    """What the run read: benchmark, folder (absolute; whether it is the bundled sample), split, each judgment
+    table's sha256, and the count and fingerprint (``fingerprint(dataset, table)``: ids, texts, image names) of the
+    queries and the corpus."""
+    benchmark = data.benchmark
+    folder = Path(data.folder).resolve()
+    tables = {}
+    for path in benchmark.judgment_files(folder):
+        path = Path(path)
+        tables[path.relative_to(folder).as_posix() if path.is_relative_to(folder) else str(path)] = file_digest(path)
+    return {
+        "benchmark": benchmark.name,
+        "folder": str(folder),
+        "sample": data.data_dir is None,
+        "split": data.split or benchmark.split,
+        "images_dir": data.images_dir,
+        "tables": tables,
+        "queries": {"count": len(queries.ids), "fingerprint": fingerprint(queries.dataset, queries.table)},
+        "corpus": {"count": len(corpus.ids), "fingerprint": fingerprint(corpus.dataset, corpus.table)},
+    }
+
+
+def candidates_record(path) -> dict:
+    """The candidates file a run ranked or reranked: its path and sha256 (None without one)."""
+    if not path:
+        return {"candidates": None, "candidates_sha256": None}
+    return {"candidates": str(path), "candidates_sha256": file_digest(path)}
+
+
+def environment_record(device, dtype) -> dict:
+    """Where the run ran: device (and its name on CUDA), dtype, mmrhub's commit, the command line (the libraries'
+    versions: ``write_meta``)."""
+    name = None
+    if str(device).startswith("cuda"):
+        import torch
+
+        name = torch.cuda.get_device_name(device)
+    return {
+        "device": str(device),
+        "device_name": name,
+        "dtype": str(dtype),
+        "mmrhub_source": source_commit(),
+        "command_line": list(sys.argv),
+        "cwd": os.getcwd(),  # what relative paths in the options were relative to
+    }
 
 
 def meta_path(run_path) -> Path:
@@ -96,7 +199,8 @@ def check_replaceable(run_path, model_id: str) -> None:
 
 def write_meta(run_path, command: str, model_id: str, identity: dict, settings, **fields) -> Path:
     """Write the run's metadata: the model (``model_source``), ``identity`` (the cache key: model, dtype, lengths),
-    the preset's settings and sources, the versions, and ``fields`` (device, candidates)."""
+    the preset's settings and sources, the versions, and ``fields`` (``options_record``, ``data_record``,
+    ``candidates_record``, ``environment_record``, ...)."""
     meta = {
         "command": command,
         "run": Path(run_path).name,
@@ -108,3 +212,19 @@ def write_meta(run_path, command: str, model_id: str, identity: dict, settings, 
         **fields,
     }
     return write_text(meta_path(run_path), json.dumps(meta, indent=1, ensure_ascii=False, default=str) + "\n")
+
+
+def read_meta(path) -> dict:
+    """A run's metadata as written by ``write_meta``; an error naming the file when it is not one."""
+    path = Path(path)
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{path}: not a run's metadata ({err})") from None
+    if not isinstance(meta, dict) or meta.get("command") not in ("retrieve", "rerank"):
+        raise ValueError(f"{path}: not the metadata of a retrieve or rerank run (RUN.json.meta.json)")
+    if "options" not in meta:
+        raise ValueError(
+            f"{path}: written before runs recorded their options, so it cannot be repeated; run the command again."
+        )
+    return meta

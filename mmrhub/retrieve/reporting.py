@@ -2,6 +2,7 @@
 process; then its table (unless asked not to) and ``--stats-json``."""
 
 import json
+import sys
 import time
 
 import torch
@@ -29,6 +30,11 @@ class Phases:
         """Print on the main process only."""
         if self.context.is_main:
             print(message, flush=True)
+
+    def warn(self, message: str):
+        """Print to stderr on the main process only."""
+        if self.context.is_main:
+            print(message, file=sys.stderr, flush=True)
 
     def done(self, name: str, items: int, started: float, note: str = "", unit: str = "item"):
         """Record and print the phase ``name`` begun at ``started`` (``time.perf_counter()``)."""

@@ -138,7 +138,7 @@ def test_baseline_hands_option_objects_to_both_pipelines(tmp_path, monkeypatch):
             "0",
             "--device",
             "cpu",
-            "--prompt",
+            "--reranker-instruction",
             "judge",
             "--cache-dir",
             str(tmp_path / "cache"),
@@ -172,3 +172,44 @@ def test_baseline_hands_option_objects_to_both_pipelines(tmp_path, monkeypatch):
             path=str(tmp_path / "runs" / "mipr_Rerank-1_top7.json"), score=False, named_after_model=True
         ),
     )
+
+
+def test_baseline_names_each_models_options_after_it():
+    """Issue 31: the embedding model's options were prefixed and the reranker's were not (--preset, --prompt)."""
+    parser = argparse.ArgumentParser()
+    baseline.register(parser.add_subparsers())
+    (command,) = parser._subparsers._group_actions[0].choices.values()
+    groups = {
+        group.title: [action.option_strings[0] for action in group._group_actions if action.option_strings]
+        for group in command._action_groups
+    }
+    assert all(flag.startswith("--embedding-") for flag in groups["embedding model"])
+    assert set(groups["reranker"]) - {"--top-n", "--chunk-queries"} == {
+        flag for flag in groups["reranker"] if flag.startswith("--reranker-")
+    }
+    for side, title in (("embedding", "embedding model"), ("reranker", "reranker")):
+        assert {f"--{side}-preset", f"--{side}-max-pixels", f"--{side}-exif-orientation"} <= set(groups[title])
+    assert set(groups["both models"]) == {"--dtype", "--num-workers", "--device", "--cache-dir", "--no-cache"}
+
+    args = parser.parse_args(
+        [
+            "baseline",
+            "mipr",
+            "--reranker-preset",
+            "none",
+            "--reranker-instruction",
+            "judge",
+            "--embedding-preset",
+            "none",
+            "--reranker-batch-size",
+            "4",
+            "--embedding-revision",
+            "abc",
+        ]
+    )
+    _, embedding, _, reranker = baseline.chosen_models(args)
+    assert (embedding.preset, reranker.preset, reranker.query_instruction) == ("none", "none", "judge")
+    assert (args.reranker_batch_size, args.embedding_revision) == (4, "abc")
+    for old in (["--preset", "none"], ["--prompt", "judge"], ["--batch-size", "4"], ["--revision", "abc"]):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["baseline", "mipr", *old])

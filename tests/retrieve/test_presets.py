@@ -61,15 +61,16 @@ def test_an_unreachable_hub_fails_at_once_with_the_hint(monkeypatch):
 def test_chinese_clip_preset_pads_52_tokens_and_resizes_square(tmp_path):
     pytest.importorskip("torch", reason="the encoder runs on torch (the retrieve extra)")
     pytest.importorskip("transformers", reason="a tiny Chinese-CLIP is built and loaded with transformers")
-    from _retrieve_helpers import build_tiny_chinese_clip
     from PIL import Image
 
+    from mmrhub.retrieve.data import Row
     from mmrhub.retrieve.encoders import QUERIES
     from mmrhub.retrieve.encoders import build_encoder
+    from mmrhub.retrieve.tiny_models import build_tiny_chinese_clip
 
     model = str(build_tiny_chinese_clip(tmp_path / "clip", ["除垢剂"]))
     encoder = build_encoder("transformers", model, resolve(model, "chinese-clip", "embedding"))
-    batch = encoder.collate(QUERIES)([("q", "除垢剂", Image.new("RGB", (80, 40)))])
+    batch = encoder.collate(QUERIES)([Row("q", "除垢剂", Image.new("RGB", (80, 40)))])
     assert batch["text"]["input_ids"].shape == (1, 52)
     assert batch["pixel_values"].shape[-2:] == (32, 32)  # the tiny tower's square input, the whole image kept
     assert encoder.identity["padding"] == "max_length"
@@ -80,8 +81,9 @@ def test_a_run_says_how_it_was_made(tmp_path):
         pytest.importorskip(
             module, reason=f"mmrhub retrieve with a tiny Chinese-CLIP needs {module} (the retrieve extra)"
         )
-    from _retrieve_helpers import build_tiny_chinese_clip
     from _retrieve_helpers import retrieve
+
+    from mmrhub.retrieve.tiny_models import build_tiny_chinese_clip
 
     model = build_tiny_chinese_clip(tmp_path / "clip", ["除垢剂"])
     path, _, _ = retrieve(tmp_path, "mipr", "--backend", "transformers", "--model", model, "--preset", "chinese-clip")

@@ -11,17 +11,18 @@ pytest.importorskip("torchvision")
 pytest.importorskip("sentence_transformers")
 
 from _retrieve_helpers import IMAGE_ONLY_QUERY  # noqa: E402
-from _retrieve_helpers import RERANKER_SYSTEM  # noqa: E402
 from _retrieve_helpers import SELF_QUERY  # noqa: E402
-from _retrieve_helpers import build_tiny_qwen3_vl_embedding  # noqa: E402
-from _retrieve_helpers import build_tiny_qwen3_vl_reranker  # noqa: E402
 from _retrieve_helpers import retrieve  # noqa: E402
 from _retrieve_helpers import top  # noqa: E402
 
 from mmrhub.benchmarks import MIPR  # noqa: E402
+from mmrhub.retrieve.data import Row  # noqa: E402
 from mmrhub.retrieve.images import RESIZE_RULE  # noqa: E402
 from mmrhub.retrieve.presets import QWEN3_VL_EMBEDDING  # noqa: E402
 from mmrhub.retrieve.presets import QWEN3_VL_RERANKER  # noqa: E402
+from mmrhub.retrieve.tiny_models import RERANKER_SYSTEM  # noqa: E402
+from mmrhub.retrieve.tiny_models import build_tiny_qwen3_vl_embedding  # noqa: E402
+from mmrhub.retrieve.tiny_models import build_tiny_qwen3_vl_reranker  # noqa: E402
 from mmrhub.scoring.score import read_valid_run  # noqa: E402
 
 
@@ -82,9 +83,9 @@ def test_embedding_conversation_is_the_authors(tmp_path):
 
     encoder = tiny_encoder(tmp_path, document_instruction="Represent the product")
     seen = conversations(encoder)
-    image = encoder.prepare_image("q", Image.new("RGB", (64, 48), "red"))
-    encoder.encode({"ids": ["q"], "texts": ["除垢剂"], "images": [image]}, QUERIES)
-    encoder.encode({"ids": ["d"], "texts": [None], "images": [image]}, CORPUS)
+    image = Image.new("RGB", (64, 48), "red")
+    encoder.encode(encoder.prepare([Row("q", "除垢剂", image)], QUERIES), QUERIES)
+    encoder.encode(encoder.prepare([Row("d", None, image)], CORPUS), CORPUS)
     query, document = seen
     assert query[0] == {"role": "system", "content": [{"type": "text", "text": QWEN3_VL_EMBEDDING.query_instruction}]}
     assert [item["type"] for item in query[1]["content"]] == ["image", "text"]
@@ -119,7 +120,7 @@ def test_max_length_cuts_text_never_image_tokens(tmp_path, mipr_dir):
     fitted = encoder.fit({"image": image, "text": long_text}, encoder.prompts[QUERIES])
     features = encoder.module.preprocess([fitted], prompt=encoder.prompts[QUERIES])
     assert features["input_ids"].shape[1] <= 120 and long_text.startswith(fitted["text"])
-    assert encoder.encode({"ids": ["q"], "texts": [long_text], "images": [image]}, QUERIES).shape[0] == 1
+    assert encoder.encode(encoder.prepare([Row("q", long_text, image)], QUERIES), QUERIES).shape[0] == 1
     with pytest.raises(ValueError, match="--max-length 5: an input takes"):
         tiny_encoder(tmp_path / "short", max_length=5).fit({"image": image, "text": "x"}, None)
 
@@ -350,3 +351,182 @@ def test_one_bound_given_takes_the_other_from_the_checkpoint(tmp_path):
     encoder = tiny_encoder(tmp_path, preset="none", max_pixels=16384)
     assert encoder.identity["image"] == {"min_pixels": 1024, "max_pixels": 16384, "resize": RESIZE_RULE}
     assert encoder.prepare_image("x", Image.new("RGB", (20, 20))).size == (32, 32)
+
+
+# --- M2KR: each query's own instruction in its system turn, as the authors evaluate image-to-text retrieval -------
+
+
+def authors_conversation(text, image, instruction):
+    """Their Qwen3VLEmbedder.format_model_input (qwen3_vl_embedding.py:220-326) for one image and one text at most,
+    as their image-to-text evaluation calls it (image_i2i_vg_dataset.py:22-28: the query's text, image and task
+    instruction): the instruction punctuated in the system turn, the image, then the text."""
+    import unicodedata
+
+    if instruction:
+        instruction = instruction.strip()
+        if instruction and not unicodedata.category(instruction[-1]).startswith("P"):
+            instruction = instruction + "."
+    content = [{"type": "image", "image": image, "min_pixels": 4 * 32 * 32, "max_pixels": 1800 * 32 * 32}]
+    if text is not None:
+        content.append({"type": "text", "text": text})
+    return [
+        {"role": "system", "content": [{"type": "text", "text": instruction or "Represent the user's input."}]},
+        {"role": "user", "content": content},
+    ]
+
+
+def without_images(conversation):
+    """A conversation with each image item reduced to its type (the pixels are compared apart)."""
+    return [
+        {**turn, "content": [{"type": "image"} if item["type"] == "image" else item for item in turn["content"]]}
+        for turn in conversation
+    ]
+
+
+@pytest.fixture(scope="module")
+def m2kr_queries():
+    from mmrhub.benchmarks import M2KR
+    from mmrhub.retrieve.data import Items
+    from mmrhub.retrieve.data import load_side
+    from mmrhub.retrieve.options import DataOptions
+
+    side = load_side(DataOptions(M2KR), "queries")
+    items = Items(side.dataset, side.table, "ignore", instructions=True)
+    assert items.instruction_column == "instruction"
+    rows = items.__getitems__(list(range(len(side.ids))))
+    with_question = [row for row in rows if row.text][:3]
+    image_only = [row for row in rows if not row.text][:3]
+    assert with_question and image_only and len({row.instruction for row in with_question + image_only}) > 1
+    return with_question + image_only
+
+
+def test_m2kr_queries_get_their_own_instruction_as_the_authors_give_it(tmp_path, m2kr_queries):
+    import torch
+
+    from mmrhub.retrieve.encoders import QUERIES
+
+    vision_process = pytest.importorskip("qwen_vl_utils.vision_process")
+    encoder = tiny_encoder(tmp_path)
+    assert encoder.row_instructions and encoder.identity["row_instructions"]
+    seen = conversations(encoder)
+    batch = encoder.prepare(m2kr_queries, QUERIES)
+    processor = encoder.module.processor
+    by_row = {}
+    for part, start in zip(batch["parts"], (0, len(batch["parts"][0]["rows"]))):
+        for offset, row in enumerate(part["rows"]):
+            by_row[row] = (seen[start + offset], part["features"], offset)
+    for position, row in enumerate(m2kr_queries):
+        theirs = authors_conversation(row.text, row.image, row.instruction)
+        ours, features, offset = by_row[position]
+        assert without_images(ours) == without_images(theirs), row.id
+        # the same text rendered, the same tokens, the same pixels
+        rendered = [
+            processor.apply_chat_template([c], add_generation_prompt=True, tokenize=False) for c in (ours, theirs)
+        ]
+        assert rendered[0] == rendered[1]
+        image = vision_process.fetch_image(theirs[1]["content"][0], image_patch_size=16)
+        alone = processor(text=rendered[1], images=[image], padding=True, do_resize=False, return_tensors="pt")
+        length = int(alone["attention_mask"].sum())
+        assert torch.equal(features["input_ids"][offset, :length], alone["input_ids"][0]), row.id
+    # a question, when present, is the user text after the image; the instruction is the system turn
+    asked = next(row for row in m2kr_queries if row.text)
+    ours = by_row[m2kr_queries.index(asked)][0]
+    assert ours[1]["content"][1] == {"type": "text", "text": asked.text}
+    assert ours[0]["content"][0]["text"] == asked.instruction.strip()  # ':' or '.' already ends PreFLMR's
+
+
+def test_a_query_instruction_given_overrides_the_rows_own(tmp_path, m2kr_queries):
+    from mmrhub.retrieve.encoders import QUERIES
+
+    encoder = tiny_encoder(tmp_path, query_instruction="Find the page")
+    assert not encoder.row_instructions
+    assert {encoder.row_prompt(row, QUERIES) for row in m2kr_queries} == {"Find the page."}
+    mipr = tiny_encoder(tmp_path / "mipr")  # rows without an instruction: the preset's
+    assert mipr.row_prompt(Row("q", "x", None), QUERIES) == QWEN3_VL_EMBEDDING.query_instruction
+
+
+def test_own_conversations_are_sentence_transformers_own(tmp_path, m2kr_queries):
+    """The per-row path builds the very conversations sentence-transformers builds from a prompt: with one
+    instruction for all, both give the same tensors."""
+    import torch
+
+    encoder = tiny_encoder(tmp_path)
+    items = [
+        {"image": encoder.prepare_image(row.id, row.image), "text": row.text} if row.text else row.image
+        for row in m2kr_queries[:3]
+    ]
+    prompt = "Retrieve the page."
+    theirs = encoder.model.preprocess(items, prompt=prompt, task="query")
+    ours = encoder.model.preprocess(encoder._conversations(items, [prompt] * len(items)), task="query")
+    assert set(ours) == set(theirs)
+    for key, value in theirs.items():
+        assert torch.equal(ours[key], value) if isinstance(value, torch.Tensor) else ours[key] == value, key
+
+
+def test_tiny_models_script_writes_a_qwen3_vl_pair_that_baseline_runs_on(tmp_path, capsys):
+    """With torchvision, scripts/make_tiny_models.py writes a Qwen3-VL embedder and reranker named so that their
+    presets follow; ``baseline`` (retrieve, rerank, one table) runs on them offline."""
+    import subprocess
+    import sys
+
+    from _paths import ROOT
+
+    from mmrhub.cli import main
+
+    script = ROOT / "scripts" / "make_tiny_models.py"
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "tiny")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    made = json.loads((tmp_path / "tiny" / "tiny-models.json").read_text())
+    assert made["backend"] == "sentence-transformers"
+    argv = ["baseline", "mipr", "--embedding-model", made["embedding"], "--reranker-model", made["reranker"]]
+    assert main([*argv, "--top-k", "10", "--num-workers", "0", "--output-dir", str(tmp_path / "runs")]) == 0
+    out = capsys.readouterr().out
+    assert "(preset: qwen3-vl-embedding)" in out and "(preset: qwen3-vl-reranker)" in out
+    assert "| Candidate-pool Oracle |" in out
+
+
+def test_pixel_values_sent_compact_reach_the_model_unchanged(tmp_path):
+    """On CUDA the workers send one frame of the processor's two identical ones, in the model's dtype; the device
+    gets the very values back, and a bfloat16 model the very vectors."""
+    import torch
+    from PIL import Image
+
+    from mmrhub.retrieve.encoders import FRAMES_KEY
+    from mmrhub.retrieve.encoders import QUERIES
+    from mmrhub.retrieve.encoders import Compact
+    from mmrhub.retrieve.encoders import build_encoder
+    from mmrhub.retrieve.encoders import to_device
+    from mmrhub.retrieve.options import ModelSettings
+
+    model = str(build_tiny_qwen3_vl_embedding(tmp_path / "qwen"))
+    settings = ModelSettings(preset="qwen3-vl-embedding").resolve(model, "embedding")
+    encoder = build_encoder("sentence-transformers", model, settings, dtype=torch.bfloat16)
+    assert encoder.compact is None  # on CPU: nothing to save
+    rows = [Row("a", "除垢剂", Image.new("RGB", (96, 64), "red")), Row("b", None, Image.new("RGB", (64, 64)))]
+    whole = encoder.prepare(rows, QUERIES)
+    encoder.compact = Compact.for_model(encoder.module, "cuda", torch.bfloat16)
+    compact = encoder.prepare(rows, QUERIES)
+    for part, sent in zip(whole["parts"], compact["parts"]):
+        pixels, small = part["features"]["pixel_values"], sent["features"]["pixel_values"]
+        assert small.dtype == torch.bfloat16 and small.numel() * 2 == pixels.numel() and FRAMES_KEY in sent["features"]
+        assert torch.equal(to_device(sent["features"], "cpu")["pixel_values"], pixels.to(torch.bfloat16))
+    assert torch.equal(encoder.encode(compact, QUERIES), encoder.encode(whole, QUERIES))
+
+
+@pytest.mark.slow
+def test_the_gpu_check_runs_its_plumbing_on_cpu(tmp_path):
+    """``SMOKE=1 bench/gpu_check.sh``: every step of the GPU check (feed bench, random models of the real layout
+    built and saved, embed, rerank, the table beside the README's estimates) on CPU with the tiny size."""
+    import os
+    import subprocess
+    import sys
+
+    from _paths import ROOT
+
+    env = dict(os.environ, SMOKE="1", OUT=str(tmp_path / "out"), PYTHON=sys.executable)
+    done = subprocess.run(
+        ["bash", str(ROOT / "bench" / "gpu_check.sh")], env=env, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "| what | measured | README estimate |" in done.stdout
+    assert "| rerank tiny, rerank: pairs/s" in done.stdout and "| feed, mipr:" in done.stdout

@@ -18,8 +18,9 @@ from _mipr_helpers import read_jsonl
 from _paths import MIPR_EMBEDDING
 from _paths import MIPR_SAMPLE
 from _paths import ROOT
-from _retrieve_helpers import build_tiny_llava_reranker  # noqa: E402
 from _retrieve_helpers import one_and_two_processes
+
+from mmrhub.retrieve.tiny_models import build_tiny_llava_reranker  # noqa: E402
 
 SCRIPT = ROOT / "scripts" / "rerank.py"
 BASELINE = MIPR_EMBEDDING

@@ -11,80 +11,89 @@ import os
 import torch
 
 from mmrhub.retrieve.data import Items
+from mmrhub.retrieve.encoders import Compact
 from mmrhub.retrieve.encoders import chat_inputs
 from mmrhub.retrieve.encoders import image_identity
 from mmrhub.retrieve.encoders import refuse_pixel_budget
 from mmrhub.retrieve.encoders import rgb
+from mmrhub.retrieve.encoders import to_device
 from mmrhub.retrieve.encoders import with_text
 from mmrhub.retrieve.fitting import fitted
 from mmrhub.retrieve.fitting import most_image_tokens
 from mmrhub.retrieve.fitting import surely_fits
+from mmrhub.retrieve.images import EXIF_APPLY
 from mmrhub.retrieve.loading import load_cross_encoder
 from mmrhub.retrieve.presets import Preset
 from mmrhub.retrieve.provenance import model_identity
 
 
-class PairItems(torch.utils.data.Dataset):
-    """Pair i -> ((query id, text, image), (candidate id, text, image)); images decoded where fetched (workers)."""
-
-    def __init__(self, queries: Items, corpus: Items, pairs: list):
-        self.queries, self.corpus, self.pairs = queries, corpus, pairs
-
-    def __len__(self):
-        return len(self.pairs)
-
-    def __getitems__(self, indices):
-        pairs = [self.pairs[i] for i in indices]
-        # A batch holds a few queries many times over: decode each image once.
-        query_rows = sorted({q for q, _ in pairs})
-        corpus_rows = sorted({c for _, c in pairs})
-        queries = dict(zip(query_rows, self.queries.__getitems__(query_rows)))
-        corpus = dict(zip(corpus_rows, self.corpus.__getitems__(corpus_rows)))
-        return [(queries[q], corpus[c]) for q, c in pairs]
-
-
 def model_input(row, prepare_image):
     """An (id, text, image) row as the CrossEncoder takes it: image + text, or the image alone."""
-    row_id, text, image = row
+    row_id, text, image = row[0], row[1], row[2]
     image = prepare_image(row_id, image)
     return {"image": image, "text": text} if text else image
 
 
 class PairCollate:
-    """Runs in DataLoader workers: images converted and the model's processor applied (resizing, patching,
-    chat template, tokenizing), so the main process only moves tensors and runs the model."""
+    """(query row, candidate row) pairs -> the model's inputs (``Reranker.features``), each side prepared here."""
 
-    def __init__(self, model, prompt, prepare_image, max_length=None, max_pixels=None):
-        self.model, self.prompt, self.max_length, self.max_pixels = model, prompt, max_length, max_pixels
-        self.prepare_image = prepare_image
+    def __init__(self, reranker):
+        self.reranker = reranker
 
     def __call__(self, rows):
-        """A batch of (query, candidate) pairs as the model's inputs."""
-        pairs = [(model_input(query, self.prepare_image), model_input(c, self.prepare_image)) for query, c in rows]
-        if self.max_length:
-            pairs = [self.fit(pair) for pair in pairs]
-        return self.model.preprocess(pairs, prompt=self.prompt)
+        """A batch of (query, candidate) ``Row`` pairs as the model's inputs."""
+        prepared = [(self.reranker.prepared(query), self.reranker.prepared(candidate)) for query, candidate in rows]
+        return self.reranker.features(prepared)
 
-    def fit(self, pair):
-        """A pair whose rendered conversation fits the token budget: the candidate's text cut first, then the
-        query's; images kept."""
-        texts = [item["text"] if isinstance(item, dict) else None for item in pair]
-        module = self.model[0]
-        images = most_image_tokens(module.processor, len(pair), self.max_pixels)
-        if surely_fits(module.tokenizer, [*texts, self.prompt], images, self.max_length):
-            return pair
 
-        def rebuilt(texts):
-            return tuple(with_text(item, text) if isinstance(item, dict) else item for item, text in zip(pair, texts))
+QUERY, CANDIDATE = "query", "candidate"
 
-        def length_of(texts):
-            return self.model.preprocess([rebuilt(texts)], prompt=self.prompt)["input_ids"].shape[1]
 
-        return rebuilt(fitted(length_of, texts, self.model[0].tokenizer, self.max_length, "a (query, candidate) pair"))
+class PairBatches(torch.utils.data.IterableDataset):
+    """The batches of a rerank, made in the DataLoader workers: worker w of W takes chunks w, w + W, ... (``work``:
+    (chunk number, its (query row, corpus row) pairs, its batches as lists of positions in the pairs)) and yields
+    (chunk number, positions, model inputs) for each batch of each. Within a chunk every distinct image is decoded
+    and prepared once, kept until the chunk's last pair that shows it, and handed to the processor as often as a
+    pair shows it: a query's image, shown with all its candidates, is prepared once per run (a query lies in one
+    chunk); a product shown with several queries of a chunk, once per chunk."""
+
+    def __init__(self, queries: Items, corpus: Items, work: list, reranker):
+        self.queries, self.corpus, self.work, self.reranker = queries, corpus, work, reranker
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        worker, workers = (info.id, info.num_workers) if info is not None else (0, 1)
+        for chunk, pairs, chunk_batches in self.work[worker::workers]:
+            yield from self.chunk(chunk, pairs, chunk_batches)
+
+    def chunk(self, chunk: int, pairs: list, chunk_batches: list):
+        """One chunk's batches, each distinct image prepared once."""
+        last_use = {}
+        for number, positions in enumerate(chunk_batches):
+            for position in positions:
+                query, candidate = pairs[position]
+                last_use[QUERY, query] = last_use[CANDIDATE, candidate] = number
+        ready = {}
+        for number, positions in enumerate(chunk_batches):
+            wanted = [pairs[position] for position in positions]
+            self.prepare(ready, QUERY, self.queries, {query for query, _ in wanted})
+            self.prepare(ready, CANDIDATE, self.corpus, {candidate for _, candidate in wanted})
+            inputs = [(ready[QUERY, query], ready[CANDIDATE, candidate]) for query, candidate in wanted]
+            yield chunk, positions, self.reranker.features(inputs)
+            for key in {(QUERY, query) for query, _ in wanted} | {(CANDIDATE, c) for _, c in wanted}:
+                if last_use[key] == number:
+                    del ready[key]
+
+    def prepare(self, ready: dict, side: str, items: Items, rows: set) -> None:
+        """Decode and prepare the ``rows`` of ``items`` not yet in ``ready``, in one read of the table."""
+        missing = sorted(row for row in rows if (side, row) not in ready)
+        for row, item in zip(missing, items.__getitems__(missing) if missing else ()):
+            ready[side, row] = self.reranker.prepared(item)
 
 
 class Reranker:
-    """A sentence-transformers CrossEncoder on image + text pairs, with the identity its cached scores are keyed by."""
+    """A sentence-transformers CrossEncoder on image + text pairs, with the identity its cached scores are keyed by.
+    Its inputs are prepared in the DataLoader workers (``prepared``, ``features``); ``score`` runs the model."""
 
     def __init__(self, model_id, settings: Preset, revision=None, device="cpu", dtype=torch.float32):
         if os.path.isdir(model_id):
@@ -95,6 +104,7 @@ class Reranker:
                 f"--model {model_id}: this CrossEncoder takes {', '.join(map(str, self.model.modalities))} only; "
                 "reranking here needs image + text inputs (e.g. Qwen/Qwen3-VL-Reranker-2B)."
             )
+        self.model.eval()
         module = self.model[0]
         self.chat = "message" in getattr(module, "modality_config", {})
         self.prepare_image = rgb
@@ -105,7 +115,12 @@ class Reranker:
             if settings.max_length:
                 self.model.max_seq_length = settings.max_length
         self.settings = settings
+        self.orientation = settings.exif_orientation or EXIF_APPLY
         self.prompt = settings.query_instruction
+        # The prompt predict() would use: ours, else the model's default one.
+        self.resolved_prompt = self.model._resolve_prompt(self.prompt, None)
+        self.max_length = settings.max_length if self.chat else None
+        self.compact = Compact.for_model(module, device, dtype) if self.chat else None
         self.identity = {
             "backend": "sentence-transformers CrossEncoder",
             "model": model_identity(model_id, revision),
@@ -113,22 +128,55 @@ class Reranker:
             "max_length": settings.max_length if self.chat else self.model.max_seq_length,
             "prompt": self.prompt,
             "image": image_identity(self.prepare_image, module) if self.chat else None,
+            "exif_orientation": self.orientation,
             "activation": type(self.model.activation_fn).__name__,
+            "score": SCORE_PRECISION,
         }
 
     def collate(self):
-        """The DataLoader's collate: the model's preprocessing, run in the workers."""
-        # The prompt predict() would use: ours, else the model's default one.
-        prompt = self.model._resolve_prompt(self.prompt, None)
-        max_length = self.settings.max_length if self.chat else None
-        return PairCollate(self.model, prompt, self.prepare_image, max_length, self.settings.max_pixels)
+        """A collate of (query row, candidate row) pairs: the model's preprocessing (``prepared``, ``features``)."""
+        return PairCollate(self)
+
+    def tokenizers(self) -> list:
+        """The tokenisers its texts go through (for the unknown-token check)."""
+        tokenizer = getattr(self.model[0], "tokenizer", None)
+        return [tokenizer] if tokenizer is not None else []
+
+    def prepared(self, row):
+        """One side of a pair, as the CrossEncoder takes it: its image prepared (``prepare_image``), with its text."""
+        return model_input(row, self.prepare_image)
+
+    def features(self, pairs: list):
+        """Prepared (query, candidate) pairs as the model's inputs: each fitted to the token budget, then the
+        model's processor (chat template, patching, tokenising), as ``CrossEncoder.predict`` preprocesses them."""
+        if self.max_length:
+            pairs = [self.fit(pair) for pair in pairs]
+        features = self.model.preprocess(pairs, prompt=self.resolved_prompt)
+        return self.compact(features) if self.compact is not None else features
+
+    def fit(self, pair):
+        """A pair whose rendered conversation fits the token budget: the candidate's text cut first, then the
+        query's; images kept."""
+        texts = [item["text"] if isinstance(item, dict) else None for item in pair]
+        module = self.model[0]
+        images = most_image_tokens(module.processor, len(pair), self.settings.max_pixels)
+        if surely_fits(module.tokenizer, [*texts, self.resolved_prompt], images, self.max_length):
+            return pair
+
+        def rebuilt(texts):
+            return tuple(with_text(item, text) if isinstance(item, dict) else item for item, text in zip(pair, texts))
+
+        def length_of(texts):
+            return self.model.preprocess([rebuilt(texts)], prompt=self.resolved_prompt)["input_ids"].shape[1]
+
+        return rebuilt(fitted(length_of, texts, module.tokenizer, self.max_length, "a (query, candidate) pair"))
 
     @torch.inference_mode()
     def score(self, features) -> torch.Tensor:
-        """One forward pass over a collated batch: float32 scores on CPU, in batch order. What
-        ``CrossEncoder.predict`` does after preprocessing: upcast, then the model's activation."""
-        from sentence_transformers.util import batch_to_device
-
-        self.model.eval()
-        scores = self.model(batch_to_device(features, self.model.device))["scores"].float()
+        """One forward pass over a prepared batch, its tensors moved without waiting: float32 scores on CPU, in batch
+        order. What ``CrossEncoder.predict`` does after preprocessing: upcast, then the model's activation."""
+        scores = self.model(to_device(features, self.model.device))["scores"].float()
         return self.model.activation_fn(scores).reshape(len(scores)).cpu()
+
+
+SCORE_PRECISION = "float32: logits upcast before the activation (sigmoid)"

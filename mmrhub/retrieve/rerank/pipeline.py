@@ -16,13 +16,19 @@ from mmrhub.retrieve.data import Items
 from mmrhub.retrieve.data import LoadedSide
 from mmrhub.retrieve.data import fingerprint
 from mmrhub.retrieve.data import load_both_sides
+from mmrhub.retrieve.data import worker_context
 from mmrhub.retrieve.distributed import resolve_dtype
+from mmrhub.retrieve.fitting import unknown_tokens_warning
 from mmrhub.retrieve.options import RerankOptions
+from mmrhub.retrieve.provenance import candidates_record
+from mmrhub.retrieve.provenance import data_record
+from mmrhub.retrieve.provenance import environment_record
+from mmrhub.retrieve.provenance import options_record
 from mmrhub.retrieve.provenance import write_meta
 from mmrhub.retrieve.reporting import Phases
 from mmrhub.retrieve.reporting import score_and_record
 from mmrhub.retrieve.rerank.cache import ScoreCache
-from mmrhub.retrieve.rerank.model import PairItems
+from mmrhub.retrieve.rerank.model import PairBatches
 from mmrhub.retrieve.rerank.model import Reranker
 from mmrhub.retrieve.rerank.pairs import batches
 from mmrhub.retrieve.rerank.pairs import chunks
@@ -87,8 +93,17 @@ def _run(options: RerankOptions, context) -> int:
             values.append(item_scores)
     output = write_run(run_path, queries.ids, rankings, values)
     check_pool(read_run(output), read_run(options.candidates))
-    meta = {"device": str(context.device), "candidates": options.candidates}
-    write_meta(output, "rerank", options.model, reranker.identity, settings, **meta)
+    write_meta(
+        output,
+        "rerank",
+        options.model,
+        reranker.identity,
+        settings,
+        options=options_record(options),
+        data=data_record(data, queries, corpus, fingerprint),
+        **candidates_record(options.candidates),
+        **environment_record(context.device, dtype),
+    )
     phases.say(f"Run written to {output} ({len(queries.ids):,} queries; pools of {options.candidates} kept).")
     score_and_record(options, truth, output, settings, context, dtype, phases)
     return 0
@@ -108,35 +123,52 @@ def score_chunks(
 
     query_texts = list(queries.dataset[queries.table.text_column])
     corpus_texts = list(corpus.dataset[corpus.table.text_column])
-    pairs, batch_list, owner = [], [], []  # owner: (chunk, its first position in ``pairs``) of each batch
+    if context.is_main:
+        for tokenizer in reranker.tokenizers():
+            for texts, what in ((query_texts, "the queries' texts"), (corpus_texts, "the corpus' texts")):
+                warning = unknown_tokens_warning(tokenizer, texts, what, options.model)
+                if warning:
+                    phases.warn(warning)
+    work = []  # (chunk, its pairs, its batches), each batch its pairs' positions, longest inputs first
     for i in todo:
         lengths = [len(query_texts[q] or "") + len(corpus_texts[c] or "") for q, c in mine[i].pairs]
-        for batch in batches(lengths, options.batch_size):
-            batch_list.append([len(pairs) + position for position in batch])
-            owner.append((i, len(pairs)))
-        pairs.extend(mine[i].pairs)
+        work.append((i, mine[i].pairs, batches(lengths, options.batch_size)))
+    total = sum(len(mine[i].pairs) for i in todo)
 
     started = time.perf_counter()
-    items = PairItems(Items(queries.dataset, queries.table), Items(corpus.dataset, corpus.table), pairs)
-    num_workers = options.runtime.num_workers
+    orientation = reranker.orientation
+    items = PairBatches(
+        Items(queries.dataset, queries.table, orientation),
+        Items(corpus.dataset, corpus.table, orientation),
+        work,
+        reranker,
+    )
+    num_workers = min(options.runtime.num_workers, len(work))  # a worker makes whole chunks
     loader = torch.utils.data.DataLoader(
         items,
-        batch_sampler=batch_list,
+        batch_size=None,
         num_workers=num_workers,
-        collate_fn=reranker.collate(),
-        prefetch_factor=4 if num_workers else None,
+        collate_fn=as_made,
+        pin_memory=context.device.type == "cuda",
+        prefetch_factor=2 if num_workers else None,
+        multiprocessing_context=worker_context(num_workers),
     )
     pending = {i: np.full(len(mine[i].pairs), np.nan, dtype=np.float32) for i in todo}
     left = {i: len(mine[i].pairs) for i in todo}
     desc = "rerank" + (f" (rank 0 of {context.world_size})" if context.distributed else "")
-    with tqdm(total=len(pairs), desc=desc, unit="pair", disable=not context.is_main) as bar:
-        for positions, (chunk, first), batch in zip(batch_list, owner, loader):
-            pending[chunk][[p - first for p in positions]] = reranker.score(batch).numpy()
+    with tqdm(total=total, desc=desc, unit="pair", disable=not context.is_main) as bar:
+        for chunk, positions, batch in loader:
+            pending[chunk][positions] = reranker.score(batch).numpy()
             left[chunk] -= len(positions)
             if not left[chunk]:
                 scores[chunk] = pending.pop(chunk)
                 if cache:
                     cache.save(keys[chunk], scores[chunk])
             bar.update(len(positions))
-    phases.done("rerank", len(pairs), started, f" ({context.world_size} process(es), {cached:,} cached)", unit="pair")
+    phases.done("rerank", total, started, f" ({context.world_size} process(es), {cached:,} cached)", unit="pair")
     return scores
+
+
+def as_made(batch):
+    """The DataLoader's collate for batches the workers made whole (``PairBatches``): the batch as it is."""
+    return batch

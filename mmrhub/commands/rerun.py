@@ -1,0 +1,251 @@
+"""``mmrhub rerun RUN.json.meta.json``: make a ``retrieve`` or ``rerank`` run again from its record, with the options
+it recorded (defaults included), name every difference between then and now (libraries, mmrhub's commit, device,
+data, candidates, model, settings; one line each), and say whether the repeated run is the recorded one.
+
+The repeated run goes beside the recorded one (``<run>.rerun.json``; ``--output`` elsewhere) and replaces it only
+with ``--replace``. Caches are not read: every vector and score is computed again (``--use-cache`` reads them).
+Paths the record holds relative to the folder it ran in are taken from that folder. torch is imported only when the
+command runs.
+"""
+
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from mmrhub.benchmarks import BENCHMARKS
+from mmrhub.commands.arguments import non_negative_int
+from mmrhub.retrieve.options import OutputOptions
+from mmrhub.retrieve.options import RerankOptions
+from mmrhub.retrieve.options import RetrieveOptions
+from mmrhub.retrieve.options import from_record
+from mmrhub.retrieve.provenance import candidates_record
+from mmrhub.retrieve.provenance import file_digest
+from mmrhub.retrieve.provenance import meta_path
+from mmrhub.retrieve.provenance import read_meta
+from mmrhub.retrieve.provenance import source_commit
+from mmrhub.retrieve.provenance import versions
+from mmrhub.writing import write_text
+
+COMMANDS = {"retrieve": RetrieveOptions, "rerank": RerankOptions}
+# What is compared between the record and the repeated run's own record; the rest (the run's name, the command
+# line, where the new run is written) differs by design.
+COMPARED = (
+    "versions",
+    "mmrhub_source",
+    "device",
+    "device_name",
+    "dtype",
+    "data",
+    "candidates_sha256",
+    "model_id",
+    "model",
+    "preset",
+    "settings",
+    "backend",
+    "options",
+)
+# Paths as given are not compared (a run made again from another folder gives them absolute): what they held is, in
+# data.folder and data.tables, candidates_sha256 and the model's identity.
+NOT_COMPARED = (
+    "options.output.path",
+    "options.output.stats_json",
+    "options.output.named_after_model",
+    "options.model",
+    "options.candidates",
+    "options.data.data_dir",
+    "options.data.images_dir",
+    "options.runtime.cache_dir",
+)
+
+
+def register(subparsers):
+    """Add ``rerun``."""
+    parser = subparsers.add_parser(
+        "rerun", help="make a retrieve or rerank run again from its RUN.json.meta.json, and name what differs"
+    )
+    parser.add_argument("meta", metavar="RUN.json.meta.json", help="the metadata written beside the run")
+    parser.add_argument(
+        "--output", "-o", help="where the repeated run goes (default: beside the recorded run, RUN.rerun.json)"
+    )
+    parser.add_argument(
+        "--replace", action="store_true", help="write the repeated run over the recorded one and its metadata"
+    )
+    parser.add_argument("--data-dir", help="the data folder where it lies now (default: the recorded one)")
+    parser.add_argument("--device", help="run on this device instead of the recorded one (e.g. cpu)")
+    parser.add_argument(
+        "--num-workers", type=non_negative_int, help="DataLoader workers (default: the recorded number)"
+    )
+    parser.add_argument(
+        "--use-cache", action="store_true", help="read cached embeddings and scores (default: compute them again)"
+    )
+    parser.add_argument("--no-eval", action="store_true", help="write the run without scoring it")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    """Repeat the recorded run, then name what differs and whether the run is the same."""
+    recorded = read_meta(args.meta)
+    recorded_run = Path(args.meta).parent / recorded["run"]
+    output = recorded_run if args.replace else Path(args.output or rerun_path(recorded_run))
+    if not args.replace and output.resolve() == recorded_run.resolve():
+        raise ValueError(f"--output {output} is the recorded run; give --replace to write over it.")
+    options, asked = repeated_options(recorded, args, output)
+    recorded_bytes = recorded_run.read_bytes() if recorded_run.is_file() else None
+
+    print(f"Repeating the {recorded['command']} run {recorded_run} ({recorded['model_id']}) into {output}.")
+    now = {
+        "versions": versions(),
+        "mmrhub_source": source_commit(),
+        "data": {"tables": table_digests(options.data)},
+        **(
+            {"candidates_sha256": candidates_record(options.candidates)["candidates_sha256"]}
+            if options.candidates
+            else {}
+        ),
+    }
+    said = set()
+    report(differences(recorded, now, asked), said, "before the run")
+
+    if recorded["command"] == "retrieve":
+        from mmrhub.retrieve.pipeline import run as run_pipeline
+    else:
+        from mmrhub.retrieve.rerank.pipeline import run as run_pipeline
+    code = run_pipeline(options)
+    if code:
+        return code
+    if int(os.environ.get("RANK", "0")) != 0:
+        return 0
+
+    repeated = json.loads(meta_path(output).read_text(encoding="utf-8"))
+    repeated["rerun_of"] = str(Path(args.meta))
+    write_text(meta_path(output), json.dumps(repeated, indent=1, ensure_ascii=False, default=str) + "\n")
+    report(differences(recorded, repeated, asked), said, "after the run")
+    if not said:
+        print("No difference in the environment, the inputs or the settings.")
+    print(same_run(recorded_bytes, output.read_bytes(), recorded_run))
+    return 0
+
+
+def rerun_path(recorded_run: Path) -> Path:
+    """``<run>.rerun.json`` beside the recorded run, or ``.rerun-2.json``, ... when that is taken."""
+    stem = recorded_run.name[: -len(".json")] if recorded_run.name.endswith(".json") else recorded_run.name
+    candidate, number = recorded_run.with_name(f"{stem}.rerun.json"), 1
+    while candidate.exists():
+        number += 1
+        candidate = recorded_run.with_name(f"{stem}.rerun-{number}.json")
+    return candidate
+
+
+def repeated_options(recorded: dict, args, output: Path) -> tuple:
+    """(the recorded options, paths made absolute against the folder the run ran in, with this command's
+    overrides; the dotted names of the options changed as asked)."""
+    record = recorded["options"]
+    benchmark = BENCHMARKS[record["data"]["benchmark"]]
+    options = from_record(COMMANDS[recorded["command"]], record, benchmark)
+    ran_in = recorded.get("cwd")
+    absolute = lambda path: path if path is None or ran_in is None else os.path.join(ran_in, path)  # noqa: E731
+    data = replace(
+        options.data,
+        data_dir=args.data_dir or absolute(options.data.data_dir),
+        images_dir=absolute(options.data.images_dir),
+    )
+    runtime = replace(
+        options.runtime,
+        device=args.device or options.runtime.device,
+        num_workers=options.runtime.num_workers if args.num_workers is None else args.num_workers,
+        cache_dir=absolute(options.runtime.cache_dir),
+        use_cache=args.use_cache,
+    )
+    model = recorded["model_id"] if os.path.isabs(recorded.get("model_id", "")) else options.model
+    candidates = absolute(options.candidates)
+    score = options.output.score and not args.no_eval
+    options = replace(
+        options,
+        data=data,
+        model=model,
+        candidates=candidates,
+        runtime=runtime,
+        output=OutputOptions(path=str(output), score=score),
+    )
+    asked = {"options.runtime.use_cache"}
+    asked |= {"options.data.data_dir", "data.folder", "data.sample"} if args.data_dir else set()
+    asked |= {"options.runtime.device", "device", "device_name", "dtype"} if args.device else set()
+    asked |= {"options.runtime.num_workers"} if args.num_workers is not None else set()
+    asked |= {"options.output.score"} if args.no_eval else set()
+    return options, asked
+
+
+def table_digests(data) -> dict:
+    """sha256 of each judgment table of ``data``'s folder, as ``provenance.data_record`` records them."""
+    folder = Path(data.folder).resolve()
+    digests = {}
+    for path in data.benchmark.judgment_files(folder):
+        path = Path(path)
+        name = path.relative_to(folder).as_posix() if path.is_relative_to(folder) else str(path)
+        digests[name] = file_digest(path) if path.is_file() else None
+    return digests
+
+
+def flattened(value, prefix: str = "") -> dict:
+    """A record as {dotted name: leaf value}."""
+    if isinstance(value, dict) and value:
+        out = {}
+        for key, item in value.items():
+            out.update(flattened(item, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    return {prefix: value}
+
+
+def differences(recorded: dict, now: dict, asked: set) -> list:
+    """One line per value that differs between the record and ``now`` (only what ``now`` holds), in ``COMPARED``
+    order; values changed as asked are marked so."""
+    lines = []
+    for section in COMPARED:
+        if section not in now:
+            continue
+        then, current = flattened(recorded.get(section), section), flattened(now[section], section)
+        for name in sorted(set(then) | set(current)):
+            if name in NOT_COMPARED or then.get(name) == current.get(name):
+                continue
+            if name not in current and section == "data":
+                continue  # before the run only the tables are known
+            note = " (as asked)" if name in asked else ""
+            lines.append((name, f"{name}: {shown(then.get(name))} recorded, {shown(current.get(name))} now{note}"))
+    return lines
+
+
+def shown(value) -> str:
+    """A value in a difference line, long ones cut."""
+    text = "absent" if value is None else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 90 else text[:87] + "..."
+
+
+def report(lines: list, said: set, when: str) -> None:
+    """Print the difference lines not yet printed."""
+    fresh = [(name, line) for name, line in lines if name not in said]
+    if fresh:
+        print(f"Differences {when}:")
+    for name, line in fresh:
+        said.add(name)
+        print(f"  {line}")
+
+
+def same_run(recorded_bytes, repeated_bytes: bytes, recorded_run: Path) -> str:
+    """Whether the repeated run is the recorded one, in a sentence."""
+    if recorded_bytes is None:
+        return f"The recorded run {recorded_run} is not there to compare with."
+    if recorded_bytes == repeated_bytes:
+        return "The repeated run is identical to the recorded one, byte for byte."
+    then, now = json.loads(recorded_bytes), json.loads(repeated_bytes)
+    then_ranked = {entry["qid"]: entry["ranked"] for entry in then}
+    moved = largest = 0
+    for entry in now:
+        before = then_ranked.get(entry["qid"], [])
+        moved += [r["did"] for r in before] != [r["did"] for r in entry["ranked"]]
+        scores = [(a.get("score"), b.get("score")) for a, b in zip(before, entry["ranked"]) if a["did"] == b["did"]]
+        largest = max([largest, *(abs(a - b) for a, b in scores if a is not None and b is not None)])
+    return (
+        f"The repeated run differs from the recorded one: {moved:,} of {len(now):,} queries ranked differently, "
+        f"scores of the same items apart by up to {largest:.3g}."
+    )

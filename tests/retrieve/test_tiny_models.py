@@ -1,0 +1,55 @@
+"""A way in offline: ``scripts/make_tiny_models.py`` writes tiny random checkpoints of the real layouts, and
+``retrieve`` runs on them with the bundled sample (here the torchvision-free pair; test_qwen3vl.py runs the Qwen3-VL
+pair where torchvision is installed)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("sentence_transformers")
+
+from _paths import ROOT  # noqa: E402
+from _retrieve_helpers import retrieve  # noqa: E402
+
+from mmrhub.benchmarks import MIPR  # noqa: E402
+from mmrhub.scoring.score import read_valid_run  # noqa: E402
+
+SCRIPT = ROOT / "scripts" / "make_tiny_models.py"
+
+
+def test_the_script_writes_models_that_retrieve_runs_on(tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), str(tmp_path / "tiny")], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    made = json.loads((tmp_path / "tiny" / "tiny-models.json").read_text())
+    torchvision = made["backend"] == "sentence-transformers"
+    assert (
+        made["embedding"].endswith("Qwen3-VL-Embedding-tiny")
+        if torchvision
+        else made["embedding"].endswith("chinese-clip-tiny")
+    )
+    assert "mmrhub retrieve mipr" in done.stdout and "mmrhub baseline mipr" in done.stdout
+    model = tmp_path / made["embedding"]
+    path, run, stats = retrieve(tmp_path, "mipr", "--backend", made["backend"], "--model", model, "--top-k", 10)
+    read_valid_run(MIPR.read_truth(MIPR.sample_dir), path)
+    meta = json.loads(path.with_name(path.name + ".meta.json").read_text())
+    assert meta["preset"] == ("qwen3-vl-embedding" if torchvision else "chinese-clip")  # from the folder's name
+    assert stats["phases"]["embed corpus"]["items"] == 254
+
+
+def test_the_gpu_check_is_valid_bash_and_prints_the_readmes_estimates():
+    import re
+
+    script = ROOT / "bench" / "gpu_check.sh"
+    subprocess.run(["bash", "-n", str(script)], check=True)
+    estimates = json.loads(re.search(r"^ESTIMATES='(.*)'$", script.read_text(), re.M).group(1))
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("**Feeding the GPU from every core.**") : readme.index("**GPU check.**")]
+    said = f"140 MIPR items/s (~700 tokens) for the 2B embedder (2.13B parameters), {estimates['embed 8b']} for the 8B"
+    assert estimates["embed 2b"] == 140 and said in section
+    assert f"{estimates['rerank 2b']} and {estimates['rerank 8b']} pairs/s" in section
+    assert "**estimates, not measured**" in section
