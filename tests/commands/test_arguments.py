@@ -215,11 +215,12 @@ BENCHMARK_COMMANDS = {
 }
 
 
-def test_every_command_but_push_names_a_benchmark():
+def test_every_command_but_push_and_rerun_names_a_benchmark():
+    """push takes a folder, rerun a run's record: the benchmark is the folder's or the record's."""
     from mmrhub.cli import COMMANDS
 
     names = {command.__name__.rsplit(".", 1)[1] for command in COMMANDS}
-    assert names - set(BENCHMARK_COMMANDS) == {"push"}
+    assert names - set(BENCHMARK_COMMANDS) == {"push", "rerun"}
 
 
 @pytest.mark.parametrize("argv", BENCHMARK_COMMANDS.values(), ids=list(BENCHMARK_COMMANDS))
