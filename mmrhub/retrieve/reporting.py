@@ -13,6 +13,7 @@ from mmrhub.retrieve.presets import Preset
 from mmrhub.scoring.judgments import Truth
 from mmrhub.scoring.output.captions import model_caption
 from mmrhub.scoring.output.captions import sample_caption
+from mmrhub.scoring.output.payloads import stats_payload
 from mmrhub.scoring.output.tables import scores_table
 from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.score import score_runs
@@ -69,13 +70,5 @@ def score_and_record(
         print(model_caption(options.model, settings))
         print(scores_table(rows) + sample_caption(request, truth))
     if options.output.stats_json:
-        record = {
-            "device": str(context.device),
-            "world_size": context.world_size,
-            "dtype": str(dtype),
-            "model": options.model,
-            "preset": settings.name,
-            **stats,
-            "phases": phases.stats,
-        }
+        record = stats_payload(context, dtype, options.model, settings.name, phases.stats, **stats)
         write_text(options.output.stats_json, json.dumps(record, indent=1))

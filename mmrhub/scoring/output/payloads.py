@@ -1,5 +1,6 @@
 """What ``--json`` writes: every value of a scoring command's rows (``scores_payload``) or of ``compare``'s tests
-(``comparison_payload``), checked before any work and written whole."""
+(``comparison_payload``), checked before any work and written whole; and what retrieve and rerank write to
+``--stats-json`` (``stats_payload``)."""
 
 import json
 from dataclasses import astuple
@@ -77,3 +78,17 @@ def check_json_target(path, inputs=()) -> None:
 def write_json(path, payload: dict) -> None:
     """The ``--json`` file: every value, indented, written atomically."""
     write_text(path, json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+
+
+def stats_payload(context, dtype, model: str, preset: str, phases: dict, **stats) -> dict:
+    """``--stats-json`` of retrieve and rerank: the device, world size, dtype, model, preset, ``stats`` and each
+    phase's time and rate."""
+    return {
+        "device": str(context.device),
+        "world_size": context.world_size,
+        "dtype": str(dtype),
+        "model": model,
+        "preset": preset,
+        **stats,
+        "phases": phases,
+    }
