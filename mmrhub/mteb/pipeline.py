@@ -8,7 +8,6 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from dataclasses import field
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Optional
@@ -22,6 +21,7 @@ from mmrhub.mteb.predictions import write
 from mmrhub.retrieve.provenance import check_replaceable
 from mmrhub.retrieve.provenance import meta_path
 from mmrhub.retrieve.provenance import model_source
+from mmrhub.retrieve.provenance import versions
 from mmrhub.retrieve.runs import slug
 from mmrhub.scoring.output.captions import computed_caption
 from mmrhub.scoring.output.captions import mteb_caption
@@ -126,17 +126,6 @@ def check_export(options: MtebOptions) -> None:
         )
 
 
-def versions() -> dict:
-    """The installed version of each library that shapes the run (None when not installed)."""
-    found = {}
-    for name in LIBRARIES:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found[name] = None
-    return found
-
-
 @dataclass
 class Evaluated:
     """What ``mteb.evaluate`` gave: the task, the model's metadata, MTEB's scores and the saved predictions."""
@@ -226,7 +215,7 @@ def run_metadata(options: MtebOptions, path: Path, evaluated: Evaluated, ranking
         "mteb_results": str(Path(options.results).absolute()),
         "mteb_main_score": {main_score: scores[main_score]},
         "mteb_scores": {name: scores[name] for name in task.same_as},
-        "versions": versions(),
+        "versions": versions(LIBRARIES),
     }
 
 

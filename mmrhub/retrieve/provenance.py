@@ -72,11 +72,11 @@ LIBRARIES = (
 )
 
 
-def versions() -> dict:
-    """The installed version of each library that shapes the pixels, tokens, vectors or scores (None when not
-    installed), and Python's."""
+def versions(libraries: tuple = LIBRARIES) -> dict:
+    """The installed version of each of ``libraries`` (by default those that shape the pixels, tokens, vectors or
+    scores; None when not installed), and Python's."""
     found = {}
-    for name in LIBRARIES:
+    for name in libraries:
         try:
             found[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
