@@ -106,7 +106,8 @@ class Benchmark:
     measures: ModuleType  # the metric folder's measure code: evaluate_run, DEFAULT_K
     oracle: Callable  # (judgments, baseline rankings, **options) -> the Candidate-pool Oracle's rankings
     read_truth: Callable  # (data_dir) -> mmrhub.scoring.judgments.Truth, without datasets
-    judgment_files: Callable  # (data folder) -> the tables read_truth reads and the images: outputs stay off them
+    judgment_files: Callable  # (data folder) -> the tables read_truth reads (a run's record fingerprints them)
+    image_inputs: Callable  # (data folder) -> the image folders and archives the builder and reports read
     options: tuple  # Option: the rules a user may choose
     breakdown: Breakdown
     card: dict  # the export card's prose
@@ -125,6 +126,10 @@ class Benchmark:
     def sample_dir(self) -> Path:
         """The bundled sample in the official layout (also inside an installed wheel)."""
         return SAMPLES / self.name
+
+    def data_inputs(self, data_dir) -> list:
+        """Everything a command reads from the data folder, tables and images: no output may be written onto one."""
+        return self.judgment_files(data_dir) + self.image_inputs(data_dir)
 
     def builder_options(self, check_images: bool = True, images_dir=None) -> dict:
         """The builder's own keywords: ``check_images``, and M2KR's ``images_dir`` (archives kept elsewhere)."""

@@ -34,11 +34,14 @@ from mmrhub.scoring.oracle import reorder
 
 
 def judgment_files(folder) -> list:
-    """The Parquet tables scoring reads (none if the folder holds none), and the image archives the builder and
-    reports read: ``images/`` and the zip parts beside the tables."""
+    """The Parquet tables scoring reads (none if the folder holds none)."""
+    return [path for config in CONFIG_NAMES for path in sorted((Path(folder) / config).glob(f"{SPLIT}-*.parquet"))]
+
+
+def image_inputs(folder) -> list:
+    """The image archives the builder and reports read: ``images/`` and the zip parts beside the tables."""
     folder = Path(folder)
-    tables = [path for config in CONFIG_NAMES for path in sorted((folder / config).glob(f"{SPLIT}-*.parquet"))]
-    return tables + [folder / "images", *sorted(folder.glob("*.zip")), *sorted(folder.glob("*.zip.[0-9]*"))]
+    return [folder / "images", *sorted(folder.glob("*.zip")), *sorted(folder.glob("*.zip.[0-9]*"))]
 
 
 def read_truth(data_dir) -> Truth:
@@ -252,6 +255,7 @@ M2KR = Benchmark(
     oracle=oracle,
     read_truth=read_truth,
     judgment_files=judgment_files,
+    image_inputs=image_inputs,
     options=(
         Option(
             "variants",

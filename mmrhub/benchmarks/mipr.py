@@ -44,8 +44,13 @@ IMAGES = Path(IMAGE_DIRS["queries"]).parent  # images/: both image folders
 
 
 def judgment_files(folder) -> list:
-    """The three JSON Lines files scoring reads, and the image folder the builder and reports read."""
-    return [Path(folder) / name for name in SOURCE_FILES.values()] + [Path(folder) / IMAGES]
+    """The three JSON Lines files scoring reads."""
+    return [Path(folder) / name for name in SOURCE_FILES.values()]
+
+
+def image_inputs(folder) -> list:
+    """The image folder the builder and reports read."""
+    return [Path(folder) / IMAGES]
 
 
 def read_truth(data_dir) -> Truth:
@@ -352,6 +357,7 @@ MIPR = Benchmark(
     ),
     read_truth=read_truth,
     judgment_files=judgment_files,
+    image_inputs=image_inputs,
     options=(
         *(
             Option(name, values, f"{READINGS[name]}; the default: {WHY_DEFAULT[name]}")

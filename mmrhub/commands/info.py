@@ -25,7 +25,7 @@ def run(args) -> int:
     if args.dataset_infos:
         from mmrhub.export.dataset_infos import write_dataset_infos
 
-        samples = [path for benchmark in BENCHMARKS.values() for path in benchmark.judgment_files(benchmark.sample_dir)]
+        samples = [path for benchmark in BENCHMARKS.values() for path in benchmark.data_inputs(benchmark.sample_dir)]
         check_target(args.dataset_infos, "--dataset-infos", samples, example="dataset_infos.json")  # it reads them
         write_dataset_infos(args.dataset_infos, BENCHMARKS.values())
         print(f"wrote {args.dataset_infos}")

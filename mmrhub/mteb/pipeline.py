@@ -89,7 +89,7 @@ def check_options(options: MtebOptions) -> Path:
     path = options.run_path()
     if not path.is_dir():
         path.parent.mkdir(parents=True, exist_ok=True)  # as retrieve does for its runs
-    inputs = benchmark.judgment_files(options.folder)
+    inputs = benchmark.data_inputs(options.folder)
     check_target(path, "--output", inputs, example=f"{benchmark.name}.json")
     check_target(meta_path(path), "--output's metadata", inputs)
     return path

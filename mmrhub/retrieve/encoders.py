@@ -288,14 +288,7 @@ class SentenceTransformersEncoder:
             )
         self.module = self.model[0]
         # Chat-template models (Qwen3-VL): instructions in a system turn, text cut by us, never image tokens.
-        self.chat = "message" in getattr(self.module, "modality_config", {})
-        self.prepare_image = rgb
-        if self.chat:
-            self.module.processing_kwargs, self.prepare_image = chat_inputs(self.module, settings, model_id)
-        else:
-            refuse_pixel_budget(settings, model_id)
-            if settings.max_length:
-                self.model.max_seq_length = settings.max_length
+        self.chat, self.prepare_image = prepare_inputs(self.module, self.model, settings, model_id)
         self.settings = settings
         self.orientation = settings.exif_orientation or EXIF_APPLY
         self.tasks = {QUERIES: "query", CORPUS: "document"}
@@ -457,6 +450,18 @@ class SentenceTransformersEncoder:
 def with_text(item: dict, text):
     """An image + text input with ``text`` (the image alone when it is None)."""
     return {**item, "text": text} if text else item["image"]
+
+
+def prepare_inputs(module, model, settings: Preset, model_id: str) -> tuple:
+    """(whether the sentence-transformers ``model`` renders a chat template, its image preparation): a chat model
+    (Qwen3-VL) gets the preset's processing keywords; any other refuses a pixel budget and takes ``max_length``."""
+    if "message" in getattr(module, "modality_config", {}):
+        module.processing_kwargs, prepare_image = chat_inputs(module, settings, model_id)
+        return True, prepare_image
+    refuse_pixel_budget(settings, model_id)
+    if settings.max_length:
+        model.max_seq_length = settings.max_length
+    return False, rgb
 
 
 def chat_inputs(module, settings: Preset, model_id: str) -> tuple:

@@ -43,9 +43,9 @@ class ScoringRequest:
 
     @property
     def inputs(self) -> list:
-        """Every file the request reads: its runs and the benchmark's judgment tables (an output must be none)."""
+        """Every file the request reads: its runs and the benchmark's tables and images (an output must be none)."""
         runs = [run for run in (*self.runs, self.oracle, self.rerank) if run]
-        return [Path(run) for run in runs] + self.benchmark.judgment_files(self.folder)
+        return [Path(run) for run in runs] + self.benchmark.data_inputs(self.folder)
 
     def with_shipped_runs(self) -> "ScoringRequest":
         """No run named: the runs shipped with the data, the first one's pools as candidates and oracle."""

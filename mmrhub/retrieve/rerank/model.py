@@ -12,10 +12,8 @@ import torch
 
 from mmrhub.retrieve.data import Items
 from mmrhub.retrieve.encoders import Compact
-from mmrhub.retrieve.encoders import chat_inputs
 from mmrhub.retrieve.encoders import image_identity
-from mmrhub.retrieve.encoders import refuse_pixel_budget
-from mmrhub.retrieve.encoders import rgb
+from mmrhub.retrieve.encoders import prepare_inputs
 from mmrhub.retrieve.encoders import to_device
 from mmrhub.retrieve.encoders import with_text
 from mmrhub.retrieve.fitting import fitted
@@ -106,14 +104,7 @@ class Reranker:
             )
         self.model.eval()
         module = self.model[0]
-        self.chat = "message" in getattr(module, "modality_config", {})
-        self.prepare_image = rgb
-        if self.chat:
-            module.processing_kwargs, self.prepare_image = chat_inputs(module, settings, model_id)
-        else:
-            refuse_pixel_budget(settings, model_id)
-            if settings.max_length:
-                self.model.max_seq_length = settings.max_length
+        self.chat, self.prepare_image = prepare_inputs(module, self.model, settings, model_id)
         self.settings = settings
         self.orientation = settings.exif_orientation or EXIF_APPLY
         self.prompt = settings.query_instruction
