@@ -10,7 +10,9 @@ from mmrhub.declaration import Benchmark
 from mmrhub.retrieve.presets import Preset
 from mmrhub.retrieve.presets import resolve
 from mmrhub.retrieve.provenance import check_replaceable
+from mmrhub.retrieve.provenance import meta_path
 from mmrhub.retrieve.runs import default_output
+from mmrhub.writing import check_target
 
 BACKENDS = ("sentence-transformers", "transformers")
 DEFAULT_MODELS = {
@@ -72,13 +74,23 @@ class OutputOptions:
     stats_json: str | None = None
     named_after_model: bool = False  # ``path`` was made from the model's name (baseline's), not given by the user
 
-    def run_path(self, benchmark_name: str, model_id: str) -> Path:
-        """``path``, else ``runs/<benchmark>_<last part of the model id>.json``. A name made from the model's is
-        refused when it holds a run of another model (``check_replaceable``)."""
+    def run_path(self, data: "DataOptions", model_id: str, candidates: str | None = None) -> Path:
+        """``path``, else ``runs/<benchmark>_<last part of the model id>.json``, checked before any work: neither the
+        run, its metadata nor ``stats_json`` may be one of the inputs (the data folder's tables and images, the
+        candidates run), and a name made from the model's is refused when it holds a run of another model
+        (``check_replaceable``)."""
         if self.path and not self.named_after_model:
-            return Path(self.path)
-        path = Path(self.path) if self.path else default_output(benchmark_name, model_id)
-        check_replaceable(path, model_id)
+            path = Path(self.path)
+        else:
+            path = Path(self.path) if self.path else default_output(data.benchmark.name, model_id)
+            check_replaceable(path, model_id)
+        inputs = data.benchmark.data_inputs(data.folder) + [Path(p) for p in (data.images_dir, candidates) if p]
+        if not path.is_dir():
+            path.parent.mkdir(parents=True, exist_ok=True)  # runs/ is made on the first run
+        check_target(path, "--output", inputs, example=f"{data.benchmark.name}.json")
+        check_target(meta_path(path), "--output's metadata", inputs)
+        if self.stats_json:
+            check_target(self.stats_json, "--stats-json", inputs, example="stats.json")
         return path
 
 

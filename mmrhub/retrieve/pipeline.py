@@ -129,7 +129,7 @@ def _run(options: RetrieveOptions, context) -> int:
 
     data = options.data
     benchmark = data.benchmark
-    run_path = options.output.run_path(benchmark.name, options.model) if context.is_main else None
+    run_path = options.output.run_path(data, options.model, options.candidates) if context.is_main else None
     queries, corpus = load_both_sides(data, context)
     truth = benchmark.read_truth(data.folder) if context.is_main else None
     pools = read_pools(options.candidates, truth, queries.ids, corpus.ids) if options.candidates else None

@@ -261,3 +261,28 @@ def test_a_pixel_budget_for_a_model_without_a_chat_template_is_refused(backend, 
     assert str(raised.value) == (
         f"--min-pixels / --max-pixels: {folder} takes no chat template; they apply to Qwen3-VL models."
     )
+
+
+def run_retrieve(*argv):
+    from mmrhub.commands.retrieve import build_parser
+    from mmrhub.commands.retrieve import retrieve_options
+    from mmrhub.retrieve.pipeline import run
+
+    return run(retrieve_options(build_parser().parse_args([*map(str, argv), "--num-workers", "0"])))
+
+
+def test_outputs_onto_the_data_or_the_candidates_are_refused_before_any_work(tmp_path, clip_model):
+    data = tmp_path / "mipr"
+    shutil.copytree(MIPR_SAMPLE, data)
+    image = next((data / "images" / "query_images").iterdir())
+    before = image.read_bytes()
+    common = ("mipr", "--data-dir", data, "--backend", "transformers", "--model", clip_model)
+    with pytest.raises(ValueError, match=rf"--output {image}: is {data / 'images'}, one of this command's inputs"):
+        run_retrieve(*common, "--output", image)
+    candidates = tmp_path / "pools.json"
+    shutil.copy(MIPR_EMBEDDING, candidates)
+    with pytest.raises(ValueError, match=rf"--stats-json {candidates}: is {candidates}, one of this command's inputs"):
+        run_retrieve(*common, "--candidates", candidates, "--output", tmp_path / "run.json", "--stats-json", candidates)
+    with pytest.raises(ValueError, match=rf"--output {data / 'mipr_query.jsonl'}: is "):
+        run_retrieve(*common, "--output", data / "mipr_query.jsonl")
+    assert image.read_bytes() == before and not (tmp_path / "run.json").exists()

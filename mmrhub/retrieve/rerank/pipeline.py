@@ -54,7 +54,7 @@ def _run(options: RerankOptions, context) -> int:
 
     data = options.data
     benchmark = data.benchmark
-    run_path = options.output.run_path(benchmark.name, options.model) if context.is_main else None
+    run_path = options.output.run_path(data, options.model, options.candidates) if context.is_main else None
     queries, corpus = load_both_sides(data, context)
 
     truth = pools = fingerprints = None
