@@ -5,6 +5,7 @@ import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as paj
@@ -41,10 +42,16 @@ def _read_wrapped(source, bom: int) -> memoryview:
     """The whole run inside the wrapping, read once into a buffer that already holds it, so that the run costs its
     size plus its Arrow columns."""
     size = source.size(bom)
-    wrapped = bytearray(len(_JSON_PREFIX) + size + len(_JSON_SUFFIX))
+    wrapped = _buffer(len(_JSON_PREFIX) + size + len(_JSON_SUFFIX))
     wrapped[: len(_JSON_PREFIX)], wrapped[len(wrapped) - len(_JSON_SUFFIX) :] = _JSON_PREFIX, _JSON_SUFFIX
-    source.read_into(memoryview(wrapped)[len(_JSON_PREFIX) : len(_JSON_PREFIX) + size], bom)
-    return memoryview(wrapped)
+    source.read_into(wrapped[len(_JSON_PREFIX) : len(_JSON_PREFIX) + size], bom)
+    return wrapped
+
+
+def _buffer(size: int) -> memoryview:
+    """``size`` writable bytes, left as they are: the file fills them (a bytearray would write zeros first, a
+    tenth of a second for a 150 MB run)."""
+    return memoryview(np.empty(size, np.uint8))
 
 
 def _parse(wrapped) -> tuple:
@@ -67,14 +74,15 @@ def _parse(wrapped) -> tuple:
         raise pa.ArrowInvalid("not one array")
     entries = run.flatten()
     qids, ranked = pc.struct_field(entries, [0]), pc.struct_field(entries, [1])
-    if entries.null_count or qids.null_count or ranked.null_count or ranked.values.null_count:
+    items = ranked.flatten()
+    if entries.null_count or qids.null_count or ranked.null_count or items.null_count:
         raise pa.ArrowInvalid("nulls")
-    dids = pc.struct_field(ranked.values, [0])
+    dids = pc.struct_field(items, [0])
     if dids.null_count:
         raise pa.ArrowInvalid("null ids")
     qids.validate(full=True)  # pyarrow's JSON reader lets invalid UTF-8 through; this raises ArrowInvalid
     dids.validate(full=True)
-    scores = pc.struct_field(ranked.values, [1])
+    scores = pc.struct_field(items, [1])
     offsets = zero_based_offsets(ranked)
     return qids, pa.ListArray.from_arrays(offsets, dids), pa.ListArray.from_arrays(offsets, scores)
 
@@ -93,13 +101,12 @@ def _read_in_pieces(source, bom: int):
     if count < 2:
         return None
     room = count * (len(_PIECE_PREFIX) + len(_PIECE_SUFFIX))
-    buffer = bytearray(len(_JSON_PREFIX) + size + room)
-    view = memoryview(buffer)
+    view = _buffer(len(_JSON_PREFIX) + size + room)
     base = start = len(_JSON_PREFIX)
     source.read_into(view[base : base + size], bom)
     pieces = []  # (first byte, end) of each piece in the buffer as read
     for number in range(1, count):
-        found = _CUT.search(buffer, max(start, base + size * number // count), base + size)
+        found = _CUT.search(view, max(start, base + size * number // count), base + size)
         if found is None:
             break
         pieces.append((start, found.start() + 1))
@@ -126,10 +133,22 @@ def _read_in_pieces(source, bom: int):
         wrapped.append(view[place - len(prefix) : end + len(suffix)])
     with ThreadPoolExecutor(_WORKERS) as pool:  # the parser lets go of the GIL
         parsed = list(pool.map(_try_parse, wrapped))
-    del wrapped, view, buffer  # before the pieces' columns are joined
+    del wrapped, view  # before the pieces' columns are joined
     if any(columns is None for columns in parsed):
         return None
-    return tuple(pa.concat_arrays(list(arrays)) for arrays in zip(*parsed))
+    qids, rankings, scores = zip(*parsed)
+    return pa.concat_arrays(list(qids)), _joined(rankings), _joined(scores)
+
+
+def _joined(lists) -> pa.ListArray:
+    """List arrays whose offsets start at 0 as one, their values and offsets joined directly: pyarrow's
+    ``concat_arrays`` took 0.22 s on a top-1000 run's lists of ids, against 0.02 s for their values."""
+    starts = np.cumsum([0] + [len(part.values) for part in lists])
+    offsets = [part.offsets.to_numpy()[:-1] + start for part, start in zip(lists, starts)]
+    offsets.append(starts[-1:])
+    return pa.ListArray.from_arrays(
+        pa.array(np.concatenate(offsets), pa.int32()), pa.concat_arrays([part.values for part in lists])
+    )
 
 
 def _try_parse(wrapped):
