@@ -4,6 +4,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from typing import NamedTuple
+from typing import Optional
 
 import torch
 
@@ -14,6 +15,7 @@ from mmrhub.retrieve.images import decoded
 from mmrhub.retrieve.options import DataOptions
 
 if TYPE_CHECKING:
+    import PIL.Image
     from datasets import Dataset
 
 
@@ -64,9 +66,9 @@ class Row(NamedTuple):
     (None when it has none) and its own instruction (M2KR's queries; None elsewhere)."""
 
     id: str
-    text: object
-    image: object
-    instruction: object = None
+    text: Optional[str]
+    image: Optional["PIL.Image.Image"]
+    instruction: Optional[str] = None
 
 
 INSTRUCTION_COLUMN = "instruction"  # a query table's own task instruction (M2KR's, from PreFLMR)

@@ -152,7 +152,7 @@ class RerankOptions:
                 raise ValueError(f"--{name.replace('_', '-')} {value}: must be at least 1.")
 
 
-def from_record(cls, record: dict, benchmark):
+def from_record(cls, record: dict, benchmark: Benchmark):
     """``cls`` (RetrieveOptions or RerankOptions) as ``provenance.options_record`` recorded it, with ``benchmark``
     (the declaration the record names); fields the record lacks keep their defaults."""
     values = {}
