@@ -134,8 +134,10 @@ RERANKER_TEMPLATE = (
     "{% endfor %}<|im_end|>{{ '\n' }}<|im_start|>assistant{{ '\n' }}"
 )
 
-# The published configurations (config.json of Qwen/Qwen3-VL-2B-Instruct and Qwen/Qwen3-VL-8B-Instruct, which
-# Qwen3-VL-Embedding-2B/8B and Qwen3-VL-Reranker-2B/8B are trained from), and a tiny one of the same layout.
+# The 2B and 8B layouts of Qwen/Qwen3-VL-2B-Instruct and Qwen/Qwen3-VL-8B-Instruct (which Qwen3-VL-Embedding and
+# -Reranker 2B/8B are trained from), written down without their config.json at hand: the 8B's 8.77B parameters match
+# its model card, the 2B's vision tower matches public code; check against config.json before quoting a GPU figure.
+# And a tiny one of the same layout.
 _ROPE = {"rope_type": "default", "mrope_interleaved": True}
 QWEN3_VL_SIZES = {
     "tiny": {
