@@ -24,6 +24,9 @@ from typing import Optional
 from mteb import TaskMetadata
 from mteb.abstasks import AbsTaskRetrieval
 
+import m2kr
+import mipr
+
 # MTEB's own cutoffs; a task built with ``top_k`` keeps those up to it, and ranks ``top_k`` documents per query.
 MTEB_K_VALUES = AbsTaskRetrieval.k_values
 
@@ -112,12 +115,7 @@ class MIPRRetrieval(ExportRetrieval):
         annotations_creators="LM-generated",
         dialect=[],
         sample_creation="found",
-        bibtex_citation=r"""
-@misc{li_mipr,
-  title = {MIPR: A Benchmark for Reasoning-Intensive Multimodal Intent-to-Product Retrieval with Multi-Category Solutions},
-  author = {Qiang Li and Xuan Lu and Jian Ruan and Manxi Lin and Jiacheng Chen and Wen Shen and Zhihua Wei and Xiaoyu Shen and Dan Ou and Xiangheng Kong and Junjun Zheng}
-}
-""",  # noqa: E501 (the builder's citation, whole)
+        bibtex_citation=mipr._CITATION,  # the builder's
     )
 
 
@@ -156,16 +154,7 @@ class M2KRRetrieval(ExportRetrieval):
         annotations_creators="derived",
         dialect=[],
         sample_creation="found",
-        bibtex_citation=r"""
-@inproceedings{lin-etal-2024-preflmr,
-    title = "{P}re{FLMR}: Scaling Up Fine-Grained Late-Interaction Multi-modal Retrievers",
-    author = "Lin, Weizhe and Mei, Jingbiao and Chen, Jinghong and Byrne, Bill",
-    booktitle = "Proceedings of the 62nd Annual Meeting of the Association for Computational Linguistics",
-    year = "2024",
-    url = "https://aclanthology.org/2024.acl-long.289",
-    pages = "5294--5316",
-}
-""",
+        bibtex_citation=m2kr._CITATION,  # the builder's
     )
 
 
