@@ -5,8 +5,9 @@ Parquet shards with the images embedded. The peer is what ``Dataset.push_to_hub`
 upload: ``shard.map(embed_table_storage, batched=True, keep_in_memory=True)`` then ``shard.to_parquet``, with
 its own shard count and row-group size. Ours is ``mmrhub.export.parquet.write_split``. The image files are read
 once before timing so both sides start from a warm page cache; the sides alternate ``--repeats`` times, median
-kept. One step in process: the builders' preparation is outside the timing. Ours checks every image as a reader
-would decode it (a JPEG at an eighth of its size) on every core; the peer reads the bytes only.
+kept. One step in process: the builders' preparation is outside the timing. Ours opens every image with Pillow
+and decodes it, except a JPEG whose markers show it decodes (``mmrhub/export/jpeg_markers.py``; other JPEGs at
+an eighth of their size), on a thread a core; the peer reads the bytes only.
 Target: speed ratio (peer seconds / our seconds) >= 1.0.
 
     python bench/export_mipr.py [--data-dir DIR] [--photo-side 400 | --image-bytes 30000] [--repeats 3]

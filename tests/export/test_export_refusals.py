@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from _export_helpers import export
 from _export_helpers import run_cli
@@ -225,12 +226,7 @@ class FullDisk(io.RawIOBase):
 
 
 def fill_disk_after(monkeypatch, room: int):
-    real_open = open
-
-    def open_shard(path, mode="r", *args, **kwargs):
-        return FullDisk(path, room) if mode == "wb" else real_open(path, mode, *args, **kwargs)
-
-    monkeypatch.setattr(parquet, "open", open_shard, raising=False)
+    monkeypatch.setattr(parquet, "open_shard", lambda path: FullDisk(path, room))
 
 
 def assert_disk_full_error(capsys, out: Path, argv):
@@ -252,6 +248,14 @@ def test_disk_full_while_writing_keeps_the_previous_export(tmp_path, monkeypatch
 
 def test_disk_full_on_a_new_export_leaves_nothing(tmp_path, monkeypatch, capsys):
     fill_disk_after(monkeypatch, 20_000)
+    assert_disk_full_error(capsys, tmp_path / "mipr", ["export", "mipr", str(tmp_path / "mipr")])
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_a_full_disk_under_arrows_own_file_gives_the_same_error(tmp_path, monkeypatch, capsys):
+    """The shards are Arrow's own files: the kernel's ENOSPC comes through Arrow with its errno."""
+    monkeypatch.setattr(parquet, "open_shard", lambda path: pa.OSFile("/dev/full", "wb"))
     assert_disk_full_error(capsys, tmp_path / "mipr", ["export", "mipr", str(tmp_path / "mipr")])
     assert list(tmp_path.iterdir()) == []
 
@@ -320,12 +324,11 @@ INTERRUPT_DURING_EXPORT = """
 import os, signal, sys, threading, time
 import mmrhub.export.parquet as parquet
 from mmrhub.cli import main
-read = parquet.read_checked
+read = parquet.read_file
 def slow(path, root):
     time.sleep(0.2)
     return read(path, root)
-parquet.read_checked = slow
-parquet._READ_THREADS = 2
+parquet.read_file = slow
 threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
 sys.exit(main(["export", "mipr", sys.argv[1], "--data-dir", sys.argv[2]]))
 """

@@ -1,6 +1,7 @@
-"""The export's image checks made cheaper: a JPEG decoded at an eighth of its size refuses exactly the damaged
-files a full decode refuses, every damaged image is still refused naming its file, and the files are opened once,
-without following a link, with the guarantees of before (regular files only, nothing outside the data folder)."""
+"""The export's image checks made cheaper: a JPEG passed by its markers or decoded at an eighth of its size is
+refused exactly where a full decode refuses it, every damaged image is still refused naming its file, and the
+files are opened once, without following a link, with the guarantees of before (regular files only, nothing
+outside the data folder)."""
 
 import errno
 import io
@@ -76,7 +77,7 @@ def passes_check(content: bytes) -> bool:
     [{"quality": 90}, {"quality": 90, "progressive": True}, {"restart_marker_blocks": 4}, {"subsampling": 0}],
     ids=["baseline", "progressive", "restart markers", "4:4:4"],
 )
-def test_the_reduced_jpeg_decode_refuses_what_a_full_decode_refuses(options):
+def test_the_jpeg_check_refuses_what_a_full_decode_refuses(options):
     content = encoded(photo(), "JPEG", **options)
     variants = damaged(content, seed=len(options), count=240)
     whole = [decodes_whole(v) for v in variants]

@@ -1,15 +1,18 @@
 """Parquet writing: the embedded storage is datasets' own, shards and row groups are sized by datasets' rules."""
 
-from concurrent.futures import ThreadPoolExecutor
-
 import datasets
+import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from _export_helpers import embedded_expected
 from datasets import load_dataset
 from datasets.table import embed_table_storage
 
 import mipr
+import mmrhub.export.parquet as parquet
+from mmrhub.export.parquet import ImageChecks
 from mmrhub.export.parquet import RowSource
+from mmrhub.export.parquet import binary_array
 from mmrhub.export.parquet import embed_batch
 from mmrhub.export.parquet import file_name
 from mmrhub.export.parquet import write_split
@@ -18,8 +21,9 @@ from mmrhub.export.parquet import write_split
 def test_embedded_storage_equals_datasets_embed_table_storage():
     corpus = mipr.load("corpus")
     table = corpus.with_format("arrow")[:]
-    with ThreadPoolExecutor(4) as pool:
-        ours = embed_batch(table, corpus.features, pool, RowSource("corpus"))
+    checks = ImageChecks()
+    ours = embed_batch(table, corpus.features, checks, RowSource("corpus"))
+    checks.shutdown()
     theirs = embed_table_storage(table)
     assert ours.schema == theirs.schema
     assert ours.equals(theirs)
@@ -63,3 +67,14 @@ def test_empty_split_gets_one_empty_shard(tmp_path):
     written = write_split(empty, tmp_path, "queries", "test")
     assert written.files == ["queries/test-00000-of-00001.parquet"] and written.num_examples == 0
     assert pq.read_table(tmp_path / written.files[0]).num_rows == 0
+
+
+def test_the_joined_binary_array_equals_pyarrows_own(monkeypatch):
+    cases = [[b"ab", b"", b"\xff\xd8xyz"], [], [b""], [b"a", None, b"c"], [None]]
+    for values in cases:
+        built = binary_array(values)
+        built.validate(full=True)
+        assert built.type == pa.binary() and built.equals(pa.array(values, pa.binary())), values
+    monkeypatch.setattr(parquet, "_BINARY_BYTES", 3)  # values past 32-bit offsets: pyarrow's own conversion
+    monkeypatch.setattr(pa, "py_buffer", lambda *args: pytest.fail("joined past the offsets' range"))
+    assert binary_array([b"ab", b"c"]).to_pylist() == [b"ab", b"c"]
