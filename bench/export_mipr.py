@@ -28,32 +28,22 @@ from pathlib import Path
 
 import datasets
 import pyarrow.parquet as pq
-from datasets.table import embed_table_storage
-from datasets.utils.py_utils import convert_file_size_to_int
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from make_mipr_synthetic import make  # noqa: E402
+from peer_export_datasets import push_to_hub_shards  # noqa: E402
 
 import mipr  # noqa: E402
 from mmrhub.export.parquet import RowSource  # noqa: E402
 from mmrhub.export.parquet import write_split  # noqa: E402
-from mmrhub.export.parquet import writer_batch_size  # noqa: E402
 
 
 def peer_write(dataset: datasets.Dataset, out: Path, config: str):
     """``Dataset._push_parquet_shards_to_hub``'s shard loop, writing the shards locally."""
-    nbytes = dataset._estimate_nbytes()
-    batch_size = writer_batch_size(dataset.features, len(dataset), nbytes)
-    num_shards = int(nbytes / convert_file_size_to_int(datasets.config.MAX_SHARD_SIZE)) + 1
-    (out / config).mkdir(parents=True)
-    for index in range(num_shards):
-        shard = dataset.shard(num_shards=num_shards, index=index, contiguous=True)
-        shard = shard.with_format("arrow")
-        shard = shard.map(embed_table_storage, batched=True, batch_size=batch_size, keep_in_memory=True)
-        shard.to_parquet(out / config / f"test-{index:05d}-of-{num_shards:05d}.parquet", batch_size=batch_size)
+    push_to_hub_shards(dataset, out / config)
 
 
 def ours_write(dataset: datasets.Dataset, out: Path, config: str, data_dir: Path):

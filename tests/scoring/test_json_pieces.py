@@ -4,10 +4,16 @@ whole parse refuses refused alike (the pieces then fall back to it)."""
 import json
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 
 from mmrhub.scoring.runs import official_json
 from mmrhub.scoring.runs.reading import read_run
 from mmrhub.scoring.runs.run import RunError
+
+READ_IN_PIECES = official_json._read_in_pieces
 
 
 def entries(count: int = 40, depth: int = 5) -> list:
@@ -22,13 +28,12 @@ def read(path, monkeypatch, pieces: bool):
     pieces were what was read."""
     monkeypatch.setattr(official_json, "_PIECE_BYTES", 300 if pieces else 1 << 40)
     monkeypatch.setattr(official_json, "_WORKERS", 2)
-    used = []
-    real = official_json._read_in_pieces
-    monkeypatch.setattr(official_json, "_read_in_pieces", lambda s, b: used.append(real(s, b)) or used[-1])
+    used = []  # stays empty where the file is refused before it is parsed (not text, not JSON)
+    monkeypatch.setattr(official_json, "_read_in_pieces", lambda s, b: used.append(READ_IN_PIECES(s, b)) or used[-1])
     try:
-        return read_run(path), used[0] is not None
+        return read_run(path), bool(used) and used[0] is not None
     except RunError as err:
-        return str(err), used[0] is not None
+        return str(err), bool(used) and used[0] is not None
 
 
 def same_run(a, b) -> bool:
@@ -129,3 +134,57 @@ def test_text_that_closes_the_run_early_is_refused_whole_or_in_pieces(tmp_path, 
     for pieces in (False, True):
         refusal, _ = read(path, monkeypatch, pieces)
         assert isinstance(refusal, str) and "not valid JSON" in refusal, refusal
+
+
+# Bytes that move a comma, a bracket or a string's edge: what decides where an entry begins and ends.
+TOKENS = [
+    b",",
+    b"}",
+    b"{",
+    b"[",
+    b"]",
+    b'"',
+    b"\\",
+    b"\n",
+    b"\r",
+    b"\t",
+    b" ",
+    b'"qid"',
+    b'}, {"qid": "x", "ranked": [',
+    b"\x00",
+    b"\f",
+]
+
+
+@st.composite
+def damaged_runs(draw) -> bytes:
+    """The 40-entry run with a few edits: a token put in, a range taken out or repeated, a byte changed."""
+    layout = draw(st.sampled_from([{}, {"separators": (",", ":")}, {"indent": 1}]))
+    text = bytearray(json.dumps(entries(), **layout).encode())
+    for _ in range(draw(st.integers(1, 3))):
+        at = draw(st.integers(0, len(text)))
+        kind = draw(st.sampled_from(["insert", "delete", "repeat", "change"]))
+        if kind == "insert":
+            text[at:at] = draw(st.sampled_from(TOKENS))
+        elif kind == "delete":
+            del text[at : at + draw(st.integers(1, 40))]
+        elif kind == "repeat":
+            text[at:at] = text[at : at + draw(st.integers(1, 200))]
+        elif at < len(text):
+            text[at] = draw(st.sampled_from(TOKENS))[0]
+    return bytes(text)
+
+
+@settings(
+    max_examples=600, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=damaged_runs())
+def test_damaged_runs_are_read_in_pieces_exactly_as_whole(tmp_path, monkeypatch, text):
+    path = tmp_path / "run.json"
+    path.write_bytes(text)
+    whole, _ = read(path, monkeypatch, pieces=False)
+    pieces, _ = read(path, monkeypatch, pieces=True)
+    if isinstance(whole, str) or isinstance(pieces, str):
+        assert pieces == whole
+    else:
+        assert same_run(pieces, whole) and pieces.problems == whole.problems

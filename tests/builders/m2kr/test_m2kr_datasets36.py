@@ -37,8 +37,8 @@ for config in ("challenge_data", "challenge_passage", "challenge_answers"):
         out[config]["path"] = ds.cast_column("image", Image(decode=False))[0]["image"]["path"]
 streamed = load_dataset(script, "challenge_passage", data_dir=data_dir, trust_remote_code=True, split="train",
                         streaming=True)
-row = next(iter(streamed))
-out["streamed"] = [row["passage_id"], list(row["image"].size)]
+rows = list(streamed)  # to its end: a stream left part-read can abort the interpreter's exit (datasets#7879)
+out["streamed"] = [len(rows), rows[0]["passage_id"], list(rows[0]["image"].size)]
 out["archive_module"] = fsspec.get_filesystem_class("splitzip").__module__
 print(json.dumps(out))
 """
@@ -77,6 +77,6 @@ def test_m2kr_runs_as_a_script_on_datasets_36(tmp_path):
     assert out["challenge_data"]["size"] == [40, 40] and out["challenge_passage"]["size"] == [48, 32]
     parts = "|".join(str(SAMPLE / part) for part in m2kr.ARCHIVES["challenge_passage"])
     assert out["challenge_passage"]["path"] == f"splitzip://Web_Image/Q5247669.png::{parts}"
-    assert out["streamed"] == ["Q5247669", [48, 32]]
+    assert out["streamed"] == [len(source_rows("challenge_passage")), "Q5247669", [48, 32]]
     # The sibling as datasets copied it beside the script in its modules cache (HF_HOME), not found elsewhere.
     assert out["archive_module"].startswith("datasets_modules.") and out["archive_module"].endswith(".m2kr_archive")
