@@ -3,9 +3,9 @@
 import json
 import os
 import shutil
-import subprocess
 
-import pytest
+from _datasets36 import needs_datasets36
+from _datasets36 import run_datasets36
 from _m2kr_helpers import SAMPLE
 from _m2kr_helpers import source_rows
 
@@ -15,8 +15,6 @@ import m2kr_format
 import mmr_builder
 import mmr_cache
 import mmr_inputs
-
-PYTHON = os.environ.get("MMRHUB_DATASETS36_PYTHON")
 
 SNIPPET = """
 import json, sys
@@ -37,14 +35,14 @@ for config in ("challenge_data", "challenge_passage", "challenge_answers"):
         out[config]["path"] = ds.cast_column("image", Image(decode=False))[0]["image"]["path"]
 streamed = load_dataset(script, "challenge_passage", data_dir=data_dir, trust_remote_code=True, split="train",
                         streaming=True)
-rows = list(streamed)  # to its end: a stream left part-read can abort the interpreter's exit (datasets#7879)
+rows = list(streamed)
 out["streamed"] = [len(rows), rows[0]["passage_id"], list(rows[0]["image"].size)]
 out["archive_module"] = fsspec.get_filesystem_class("splitzip").__module__
 print(json.dumps(out))
 """
 
 
-@pytest.mark.skipif(not PYTHON, reason="MMRHUB_DATASETS36_PYTHON (a Python with datasets==3.6.0) is not set")
+@needs_datasets36
 def test_m2kr_runs_as_a_script_on_datasets_36(tmp_path):
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
     env.pop("PYTHONPATH", None)  # the script must stand alone: no mmrhub, no installed m2kr
@@ -53,14 +51,7 @@ def test_m2kr_runs_as_a_script_on_datasets_36(tmp_path):
     script.mkdir()
     for module in (m2kr, m2kr_archive, m2kr_format, mmr_inputs, mmr_cache, mmr_builder):
         shutil.copy(module.__file__, script)
-    result = subprocess.run(
-        [PYTHON, "-c", SNIPPET, str(script / "m2kr.py"), os.path.relpath(SAMPLE, tmp_path)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    result = run_datasets36(SNIPPET, script / "m2kr.py", os.path.relpath(SAMPLE, tmp_path), env=env, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     out = json.loads(result.stdout.strip().splitlines()[-1])
     assert out["version"] == "3.6.0"

@@ -9,13 +9,14 @@ import os
 import re
 import shutil
 import struct
-import subprocess
 import zipfile
 
 import datasets
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from _datasets36 import needs_datasets36
+from _datasets36 import run_datasets36
 from _m2kr_helpers import PASSAGE_PARTS
 from _m2kr_helpers import SAMPLE
 from _m2kr_helpers import copy_sample
@@ -433,7 +434,6 @@ def test_moving_the_archives_changes_the_cache_key(data_dir):
     assert m2kr.cache_hash(str(data_dir)) != before
 
 
-PYTHON36 = os.environ.get("MMRHUB_DATASETS36_PYTHON")
 COUNT_36 = """
 import sys
 from datasets import load_dataset
@@ -446,14 +446,13 @@ except Exception as err:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not PYTHON36, reason="set MMRHUB_DATASETS36_PYTHON to a Python with datasets==3.6")
+@needs_datasets36
 def test_datasets36_script_notices_edits(data_dir, tmp_path):
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
     env.pop("PYTHONPATH", None)
 
     def count():
-        command = [PYTHON36, "-c", COUNT_36, m2kr.__file__, str(data_dir)]
-        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+        result = run_datasets36(COUNT_36, m2kr.__file__, data_dir, env=env)
         assert result.returncode == 0, result.stderr[-3000:]
         return result.stdout.strip().splitlines()[-1], result.stderr
 
@@ -478,12 +477,10 @@ except Exception as err:
 """
 
 
-@pytest.mark.skipif(not PYTHON36, reason="set MMRHUB_DATASETS36_PYTHON to a Python with datasets==3.6")
+@needs_datasets36
 def test_datasets36_script_offline_without_data_dir_says_to_pass_data_dir(tmp_path):
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
-    result = subprocess.run(
-        [PYTHON36, "-c", OFFLINE_36, m2kr.__file__], env=env, capture_output=True, text=True, timeout=300
-    )
+    result = run_datasets36(OFFLINE_36, m2kr.__file__, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout.strip().splitlines()[-1]
     assert out.startswith("M2krDataError No data_dir given") and "pass data_dir= a local folder" in out

@@ -1,21 +1,17 @@
-"""The builder as a loading script on datasets 3.6, run with the interpreter named by MMRHUB_DATASETS36_PYTHON.
-
-.ci/run creates that environment; without it these tests are skipped.
-"""
+"""The builder as a loading script on datasets 3.6, run with the interpreter named by MMRHUB_DATASETS36_PYTHON."""
 
 import json
 import os
-import subprocess
 
 import datasets
-import pytest
+from _datasets36 import needs_datasets36
+from _datasets36 import run_datasets36
 from _mipr_helpers import copy_sample
 from _mipr_helpers import edit_jsonl
 
 import mipr
 
-PYTHON = os.environ.get("MMRHUB_DATASETS36_PYTHON")
-pytestmark = pytest.mark.skipif(not PYTHON, reason="set MMRHUB_DATASETS36_PYTHON to a Python with datasets==3.6")
+pytestmark = needs_datasets36
 
 LOAD_ALL = """
 import json, sys, datasets
@@ -45,7 +41,7 @@ except Exception as err:
 
 def run36(code, *args, tmp_path):
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf")}
-    result = subprocess.run([PYTHON, "-c", code, *args], env=env, capture_output=True, text=True, timeout=300)
+    result = run_datasets36(code, *args, env=env)
     if result.returncode:
         raise AssertionError(result.stderr[-3000:])
     return result.stdout

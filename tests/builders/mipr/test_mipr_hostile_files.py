@@ -7,11 +7,12 @@ import errno
 import json
 import os
 import re
-import subprocess
 from pathlib import Path
 
 import datasets
 import pytest
+from _datasets36 import needs_datasets36
+from _datasets36 import run_datasets36
 from _mipr_helpers import copy_sample
 from _mipr_helpers import edit_jsonl
 from _mipr_helpers import expect
@@ -303,7 +304,6 @@ def test_the_given_hash_is_kept_in_the_key(data_dir, tmp_path):
     assert one.cache_dir != two.cache_dir
 
 
-PYTHON36 = os.environ.get("MMRHUB_DATASETS36_PYTHON")
 GRADE_36 = """
 import sys
 from datasets import load_dataset
@@ -316,13 +316,12 @@ except Exception as err:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not PYTHON36, reason="set MMRHUB_DATASETS36_PYTHON to a Python with datasets==3.6")
+@needs_datasets36
 def test_datasets36_script_notices_edits(data_dir, tmp_path):
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf")}
 
     def grade():
-        command = [PYTHON36, "-c", GRADE_36, mipr.__file__, str(data_dir)]
-        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+        result = run_datasets36(GRADE_36, mipr.__file__, data_dir, env=env)
         assert result.returncode == 0, result.stderr[-3000:]
         assert "Repo card metadata block was not found" not in result.stderr  # the README is not read as a card
         return result.stdout.strip().splitlines()[-1]
