@@ -47,9 +47,9 @@ def main():
     data_dir = Path(args.data_dir or HERE / "out" / f"mipr_synthetic_photo{args.photo_side}")
     if not (data_dir / "mipr_annotation.jsonl").exists():
         make(data_dir, photo_side=args.photo_side)
-    images = 0
-    for image in (data_dir / "images").rglob("*.jpg"):
-        images += bool(image.read_bytes())  # warm the page cache for both sides
+    images = sorted((data_dir / "images").rglob("*.jpg"))
+    for image in images:
+        image.read_bytes()  # warm the page cache for both sides
     work = Path(tempfile.mkdtemp(prefix="export-process-", dir=HERE / "out"))
     sides = {
         "mmrhub": lambda out: [
@@ -76,12 +76,14 @@ def main():
         (statistics.median(t for t, _ in results[name]), max(m for _, m in results[name])) for name in sides
     )
     print(f"data: {data_dir}; medians of {args.rounds}, alternating, every process with an empty HF_HOME")
-    print("rows written: " + ", ".join(f"{name} {rows}" for name, rows in written.items()))
+    if len(set(map(str, written.values()))) != 1:
+        raise SystemExit(f"the two sides wrote different rows: {written}")
+    print("rows written, each side: " + ", ".join(f"{config} {rows:,}" for config, rows in written["mmrhub"].items()))
     print("all seconds: " + ", ".join(f"{name} {' '.join(f'{t:.1f}' for t, _ in r)}" for name, r in results.items()))
     print(
         f"\n| whole process | mmrhub export mipr | datasets script | time ratio | peak RSS ratio |\n"
         f"|---|---:|---:|---:|---:|\n"
-        f"| {data_dir.name}, {images:,} JPEGs | {ours:.1f} s, {ours_rss:.0f} MiB | "
+        f"| {data_dir.name}, {len(images):,} JPEGs | {ours:.1f} s, {ours_rss:.0f} MiB | "
         f"{peer:.1f} s, {peer_rss:.0f} MiB | **{ours / peer:.2f}** | **{ours_rss / peer_rss:.2f}** |"
     )
 
