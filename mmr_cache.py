@@ -1,5 +1,5 @@
-"""The one cache mechanism of mmrhub and both builders: where entries live, how they are keyed, how an entry vouches
-for its key and its bytes, and the one way a folder is written aside and swapped in.
+"""The one cache mechanism of mmrhub and both builders: where entries live, how they are keyed, and how an entry
+vouches for its key and its bytes.
 
 - **Root**: mmrhub's caches live under ``$HF_HOME/mmrhub/<cache>/`` (``cache_root``; HF_HOME read from the
   environment with huggingface_hub's default, without importing it). The builders' entries are datasets' own
@@ -9,8 +9,9 @@ for its key and its bytes, and the one way a folder is written aside and swapped
   the cache keeps about the entry (``meta``). ``read_entry`` checks all of it: the key, the set of files (one extra
   or missing fails), each size and each hash. An entry that fails (copied from another key, a file swapped in from
   another entry, edited in place at the same size, cut short) is absent: it is rebuilt, never served.
-- **Writing**: ``new_entry`` builds an entry in a folder beside its place and swaps it in (``write_folder``, the one
-  way a folder is written aside, which ``mmrhub.writing`` re-uses), so no reader sees half of one.
+- **Writing**: ``sign`` writes an entry's ``entry.json``; mmrhub's caches build an entry in a folder beside its
+  place, sign it and swap it in (``mmrhub.writing.new_entry``), so no reader sees half of one; the builders' entries
+  are written by datasets and signed by ``VouchedCache``.
 
 A full disk or an unusable ``HF_HOME`` (read-only, not a folder) is said in one line naming the folder and what to
 do (``unusable``); where datasets would say "An error occurred while generating the dataset", ``VouchedCache`` says
@@ -23,8 +24,6 @@ import mmap
 import os
 import shutil
 import stat
-import uuid
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
@@ -168,88 +167,6 @@ def read_entry(folder, key: str, check_bytes: Optional[bool] = None, others=()):
         return (manifest.get("meta"),)
     except (OSError, ValueError, KeyError, TypeError):
         return None
-
-
-@contextmanager
-def new_entry(folder, key: str, meta=None):
-    """Yield an empty folder to write an entry's files into; on success it is signed for ``key`` and swapped in
-    at ``folder`` (replacing an entry that failed ``read_entry``), on any error removed."""
-    remove_stale_asides(folder)
-    with write_folder(folder, replace=True) as work:
-        yield work
-        sign(work, key, meta)
-
-
-# --- the one way a folder is written -----------------------------------------------------------------------------
-
-
-def _aside_prefix(target: Path, kind: str) -> str:
-    """The name prefix of a folder beside ``target``: ``.<name>.partial-`` (being written) or ``.<name>.old-``
-    (replaced, being removed); the writer's pid follows, then a tag."""
-    return f".{target.name}.{kind}-"
-
-
-def _aside(target: Path, kind: str) -> Path:
-    return target.parent / f"{_aside_prefix(target, kind)}{os.getpid()}-{uuid.uuid4().hex[:8]}"
-
-
-@contextmanager
-def write_folder(target, replace: bool = False, before_replace=None):
-    """Yield an empty folder beside ``target``; on success it becomes ``target`` in one rename, on any error it is
-    removed, so no reader ever sees half of it.
-
-    Without ``replace`` an existing ``target`` is never touched (the rename fails: never merged or replaced). With
-    it, an existing one is renamed aside only once the new folder is complete (``before_replace()`` may refuse
-    first), put back if the swap fails, and then removed.
-    """
-    target = Path(os.path.abspath(target))  # "." and "a/.." named as the folders they are
-    target.parent.mkdir(parents=True, exist_ok=True)
-    work = _aside(target, "partial")
-    work.mkdir()
-    try:
-        yield work
-        if replace and (target.exists() or target.is_symlink()):
-            if before_replace is not None:
-                before_replace()
-            old = _aside(target, "old")
-            os.rename(target, old)
-            try:
-                os.rename(work, target)
-            except BaseException:
-                os.rename(old, target)
-                raise
-            shutil.rmtree(old)
-        else:
-            os.rename(work, target)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
-
-
-def remove_stale_asides(target, ours=lambda folder: True) -> list:
-    """Remove what killed writes of ``target`` left beside it (``.<name>.partial-<pid>-*``, ``.<name>.old-<pid>-*``)
-    of processes now gone, when ``ours(folder)``; nothing else is touched."""
-    target, removed = Path(target), []
-    for kind in ("partial", "old"):
-        prefix = _aside_prefix(target, kind)
-        for entry in target.parent.glob(prefix + "*"):
-            pid = entry.name[len(prefix) :].split("-")[0]
-            if pid.isdigit() and not process_alive(int(pid)) and entry.is_dir() and not entry.is_symlink():
-                if ours(entry):
-                    shutil.rmtree(entry, ignore_errors=True)
-                    removed.append(entry)
-    return removed
-
-
-def process_alive(pid: int) -> bool:
-    """Whether a process of this id runs (one of another user's counts as running)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 # --- the builders' entries -------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ screenshot and a 300-word passage). For each worker count it measures, from ``re
     feeding grows with the cores). Without ``--forward`` the main process does what it does on a GPU host but
     the model's work: it receives each batch and copies every tensor once (the pinned-memory copy a CUDA run
     makes; torch without CUDA cannot pin). The workers send what they send to a bfloat16 model on CUDA
-    (``encoders.Compact``: one frame of Qwen-VL's two, in bfloat16; ``--transfer cpu``: float32, both frames,
+    (``model_inputs.Compact``: one frame of Qwen-VL's two, in bfloat16; ``--transfer cpu``: float32, both frames,
     as on CPU). With ``--forward`` the tiny model runs too (single-threaded; float32, whole pixel values).
 ``--before`` also measures the previous split (workers decode and resize only; the processor and tokeniser run in
 the main process) for comparison. Then the feed a 16-core host sustains, set beside the GPU's estimated appetite.
@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # tiny_models: the tiny checkpoint builders
 
 # README's estimates of what one H200 consumes with Qwen3-VL-Embedding-2B in bf16: MIPR items of ~700 tokens, M2KR
 # items of ~1,800 (a 1024x1408 screenshot's 1,408 image tokens and a passage) scaled from it by tokens.
@@ -91,9 +92,9 @@ def write_data(folder: Path, kind: str, count: int) -> None:
 
 def tiny_model(folder: Path):
     """(backend, model folder, preset) of the tiny real-layout checkpoint this environment can run."""
-    from mmrhub.retrieve.tiny_models import build_qwen3_vl_embedding
-    from mmrhub.retrieve.tiny_models import build_tiny_chinese_clip
-    from mmrhub.retrieve.tiny_models import has_torchvision
+    from tiny_models import build_qwen3_vl_embedding
+    from tiny_models import build_tiny_chinese_clip
+    from tiny_models import has_torchvision
 
     if has_torchvision():
         return "sentence-transformers", build_qwen3_vl_embedding(folder / "qwen"), "qwen3-vl-embedding"
@@ -131,7 +132,7 @@ def measure(encoder, items, role, workers: int, batch_size: int, forward: bool, 
     ``forward``), the workers' CPU seconds."""
     import torch
 
-    from mmrhub.retrieve.data import loader
+    from mmrhub.retrieve.data_loading import loader
 
     collate = Before(encoder, role) if before else encoder.collate(role)
     self_before = resource.getrusage(resource.RUSAGE_SELF)
@@ -180,8 +181,8 @@ def main():
     import torch
 
     from mmrhub.benchmarks import MIPR
-    from mmrhub.retrieve.data import Items
-    from mmrhub.retrieve.data import load_side
+    from mmrhub.retrieve.data_loading import Items
+    from mmrhub.retrieve.data_loading import load_side
     from mmrhub.retrieve.encoders import CORPUS
     from mmrhub.retrieve.encoders import build_encoder
     from mmrhub.retrieve.options import DataOptions
@@ -195,7 +196,7 @@ def main():
         backend, model, preset = tiny_model(scratch)
         encoder = build_encoder(backend, str(model), ModelSettings(preset=preset).resolve(str(model), "embedding"))
         if args.transfer == "gpu" and not args.forward and getattr(encoder, "chat", False):
-            from mmrhub.retrieve.encoders import Compact
+            from mmrhub.retrieve.model_inputs import Compact
 
             encoder.compact = Compact(torch.bfloat16, encoder.module.processor.image_processor.temporal_patch_size)
         sent = "as to a bf16 CUDA model" if getattr(encoder, "compact", None) else "float32"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU check of the Qwen3-VL baseline, offline (nothing is downloaded), in about 10 minutes on one H200. On
 # random-weight models of the real Qwen3-VL-Embedding / -Reranker 2B and 8B configurations (built from their
-# configurations by mmrhub/retrieve/tiny_models.py, weights drawn on the GPU in bfloat16), through the real pipeline
+# configurations by scripts/tiny_models.py, weights drawn on the GPU in bfloat16), through the real pipeline
 # (`scripts/embed_retrieve.py`, `scripts/rerank.py`, presets on) and synthetic MIPR-shaped data (800x800 JPEG
 # products and query photos, Chinese titles), it measures:
 #   1. the feed rate: items/s the CPU prepares per worker core, the main process's share, and what all this host's
@@ -34,7 +34,7 @@ CORES=$(python3 -c "import os; print(len(os.sched_getaffinity(0)))")
 WORKERS=${WORKERS:-$(( CORES > 1 ? CORES - 1 : 1 ))} FEED_ITEMS=${FEED_ITEMS:-$(( WORKERS * 16 ))}
 OUT=${OUT:-bench/out/gpu} PYTHON=${PYTHON:-python}
 mkdir -p "$OUT"
-export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HOME="$OUT/hf" PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HOME="$OUT/hf" PYTHONPATH="$PWD:$PWD/scripts${PYTHONPATH:+:$PYTHONPATH}"
 export TOKENIZERS_PARALLELISM=false
 START=$(date +%s)
 
@@ -105,7 +105,7 @@ make_models() {  # SIZE FOLDER: the embedder and the reranker, random, drawn on 
 "$PYTHON" - "$@" "$DEVICE" <<'EOF'
 import sys, time
 from pathlib import Path
-from mmrhub.retrieve.tiny_models import build_qwen3_vl_embedding, build_qwen3_vl_reranker
+from tiny_models import build_qwen3_vl_embedding, build_qwen3_vl_reranker
 size, folder, device = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
 device = None if device == "cpu" else device
 for name, build in (("Qwen3-VL-Embedding", build_qwen3_vl_embedding), ("Qwen3-VL-Reranker", build_qwen3_vl_reranker)):

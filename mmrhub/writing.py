@@ -6,21 +6,23 @@ is refused by name), a link is written through, and the replaced file keeps its 
 output (``--json /dev/stdout``) is written to as a stream. A target that is one of the command's inputs (a file,
 or any file under an input folder) is refused before any work, and every error names the path.
 
-Folders (exports, cache entries) are written aside and swapped in by ``write_folder``: one implementation, in the
-top-level ``mmr_cache`` so that the builders' cache can use it too, re-used here.
+Folders (exports, cache entries) are written aside and swapped in by ``write_folder``; a cache entry is such a
+folder signed by ``mmr_cache`` before the swap (``new_entry``). Each move into place is written once, here: a file
+by ``write_bytes``, a folder by ``write_folder``. (The builders' cache entries are datasets' own folders, which
+datasets moves into place itself and ``mmr_cache.VouchedCache`` signs.)
 """
 
 import errno
 import os
+import shutil
 import stat
 import sys
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
-from mmr_cache import process_alive
-from mmr_cache import remove_stale_asides  # noqa: F401 - the folder part of the one way out, re-used
-from mmr_cache import write_folder  # noqa: F401
+from mmr_cache import sign
 
 _TEMP = ".{name}.{pid}.{tag}.tmp"
 
@@ -162,3 +164,85 @@ def remove_stale_temporaries(path: Path) -> list:
             entry.unlink(missing_ok=True)
             removed.append(entry)
     return removed
+
+
+# --- folders ---------------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def new_entry(folder, key: str, meta=None):
+    """Yield an empty folder to write an entry's files into; on success it is signed for ``key`` and swapped in
+    at ``folder`` (replacing an entry that failed ``read_entry``), on any error removed."""
+    remove_stale_asides(folder)
+    with write_folder(folder, replace=True) as work:
+        yield work
+        sign(work, key, meta)
+
+
+def _aside_prefix(target: Path, kind: str) -> str:
+    """The name prefix of a folder beside ``target``: ``.<name>.partial-`` (being written) or ``.<name>.old-``
+    (replaced, being removed); the writer's pid follows, then a tag."""
+    return f".{target.name}.{kind}-"
+
+
+def _aside(target: Path, kind: str) -> Path:
+    return target.parent / f"{_aside_prefix(target, kind)}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+@contextmanager
+def write_folder(target, replace: bool = False, before_replace=None):
+    """Yield an empty folder beside ``target``; on success it becomes ``target`` in one rename, on any error it is
+    removed, so no reader ever sees half of it.
+
+    Without ``replace`` an existing ``target`` is never touched (the rename fails: never merged or replaced). With
+    it, an existing one is renamed aside only once the new folder is complete (``before_replace()`` may refuse
+    first), put back if the swap fails, and then removed.
+    """
+    target = Path(os.path.abspath(target))  # "." and "a/.." named as the folders they are
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = _aside(target, "partial")
+    work.mkdir()
+    try:
+        yield work
+        if replace and (target.exists() or target.is_symlink()):
+            if before_replace is not None:
+                before_replace()
+            old = _aside(target, "old")
+            os.rename(target, old)
+            try:
+                os.rename(work, target)
+            except BaseException:
+                os.rename(old, target)
+                raise
+            shutil.rmtree(old)
+        else:
+            os.rename(work, target)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+
+
+def remove_stale_asides(target, ours=lambda folder: True) -> list:
+    """Remove what killed writes of ``target`` left beside it (``.<name>.partial-<pid>-*``, ``.<name>.old-<pid>-*``)
+    of processes now gone, when ``ours(folder)``; nothing else is touched."""
+    target, removed = Path(target), []
+    for kind in ("partial", "old"):
+        prefix = _aside_prefix(target, kind)
+        for entry in target.parent.glob(prefix + "*"):
+            pid = entry.name[len(prefix) :].split("-")[0]
+            if pid.isdigit() and not process_alive(int(pid)) and entry.is_dir() and not entry.is_symlink():
+                if ours(entry):
+                    shutil.rmtree(entry, ignore_errors=True)
+                    removed.append(entry)
+    return removed
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process of this id runs (one of another user's counts as running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     parser.add_argument("folder", nargs="?", default="tiny-models", help="where they go (default: tiny-models)")
     folder = Path(parser.parse_args(argv).folder)
     folder.mkdir(parents=True, exist_ok=True)
-    from mmrhub.retrieve.tiny_models import make_tiny_models
+    from tiny_models import make_tiny_models
 
     made = make_tiny_models(folder, sample_texts())
     backend = made["backend"]

@@ -1,6 +1,6 @@
 """What the retrieve tests share: the MIPR sample with two more queries, ``retrieve`` in-process, a run's ranking, one
 and two processes. The tiny random checkpoints they load through ``--model PATH`` are built by
-``mmrhub.retrieve.tiny_models`` (as ``scripts/make_tiny_models.py`` builds them)."""
+``scripts/tiny_models.py`` (as ``scripts/make_tiny_models.py`` builds them)."""
 
 import json
 import shutil

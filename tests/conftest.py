@@ -1,9 +1,11 @@
 """Settings every test runs under, and the fixtures several test folders share."""
 
 import os
+import sys
 import tempfile
 
 import pytest
+from _paths import ROOT
 
 # Tests never reach the Hub and never touch the user's cache: set before datasets is imported.
 _HF_HOME = tempfile.mkdtemp(prefix="mmrhub-test-hf-")
@@ -12,6 +14,10 @@ os.environ["HF_DATASETS_CACHE"] = os.path.join(_HF_HOME, "datasets")
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ["HF_EVALUATE_OFFLINE"] = "1"
+
+# The tiny random checkpoints are built by scripts/tiny_models.py (which scripts/make_tiny_models.py and
+# bench/gpu_check.sh use too): a script's module, not the library's, imported by the tests as ``tiny_models``.
+sys.path.append(str(ROOT / "scripts"))
 
 
 @pytest.fixture(scope="session")

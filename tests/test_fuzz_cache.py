@@ -23,8 +23,8 @@ import mipr
 import mmr_cache
 from mmrhub.benchmarks import MIPR
 from mmrhub.report.thumbnail_cache import ThumbnailCache
-from mmrhub.retrieve.cache import EmbeddingCache
-from mmrhub.retrieve.rerank.cache import ScoreCache
+from mmrhub.retrieve.embedding_cache import EmbeddingCache
+from mmrhub.retrieve.rerank.score_cache import ScoreCache
 from mmrhub.scoring import judgment_cache
 
 SETTINGS = settings(

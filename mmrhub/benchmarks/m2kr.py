@@ -18,7 +18,7 @@ from mmrhub.declaration import Grade
 from mmrhub.declaration import Option
 from mmrhub.declaration import Side
 from mmrhub.declaration import View
-from mmrhub.export import mteb
+from mmrhub.export import mteb_layout
 from mmrhub.metrics.m2kr import m2kr_measures
 from mmrhub.report.views import rows_of
 from mmrhub.scoring.judgments import Truth
@@ -98,10 +98,12 @@ def mteb_tables(module, load):
     passages = load("challenge_passage")
     yield (
         "corpus",
-        mteb.side(passages, {"passage_id": "id", "passage_content": "text", "image": "image"}, mteb.CORPUS_SPLIT),
+        mteb_layout.side(
+            passages, {"passage_id": "id", "passage_content": "text", "image": "image"}, mteb_layout.CORPUS_SPLIT
+        ),
     )
     queries = {"question_id": "id", "question": "text", "image": "image", "instruction": "instruction"}
-    yield "query", mteb.side(load("challenge_data"), queries)
+    yield "query", mteb_layout.side(load("challenge_data"), queries)
     yield from qrels_tables(module, load)
 
 
@@ -112,7 +114,7 @@ def qrels_tables(module, load):
     table = answers.with_format("arrow")[:]
     positives = table["pos_item_ids"]
     ones = pa.array([1] * len(pc.list_flatten(positives.combine_chunks())), pa.int32())
-    yield "qrels", mteb.qrels(table["question_id"], positives, ones)
+    yield "qrels", mteb_layout.qrels(table["question_id"], positives, ones)
 
 
 CARD = {

@@ -21,7 +21,7 @@ from mmrhub.declaration import Grade
 from mmrhub.declaration import Option
 from mmrhub.declaration import Side
 from mmrhub.declaration import View
-from mmrhub.export import mteb
+from mmrhub.export import mteb_layout
 from mmrhub.metrics.mipr import mipr_measures
 from mmrhub.metrics.mipr.mipr_measures import GAINS
 from mmrhub.metrics.mipr.mipr_measures import first_covers
@@ -139,8 +139,13 @@ def oracle(qrels, rankings, order: str = "baseline", category: str = "path", cov
 def mteb_tables(module, load):
     """MIPR: product title as the document text, the question as the query text, score = the grade's gain;
     ``qrels-l1`` keeps the L1 rows only, on which MTEB's recall and hit rate are MIPR's R-L1 and Hit-L1."""
-    yield "corpus", mteb.side(load("corpus"), {"item_id": "id", "title": "text", "image": "image"}, mteb.CORPUS_SPLIT)
-    yield "query", mteb.side(load("queries"), {"idx": "id", "query": "text", "image": "image"})
+    yield (
+        "corpus",
+        mteb_layout.side(
+            load("corpus"), {"item_id": "id", "title": "text", "image": "image"}, mteb_layout.CORPUS_SPLIT
+        ),
+    )
+    yield "query", mteb_layout.side(load("queries"), {"idx": "id", "query": "text", "image": "image"})
     yield from qrels_tables(module, load)
 
 
@@ -156,8 +161,8 @@ def qrels_tables(module, load):
     position = pc.fill_null(pc.index_in(grades, value_set=pa.array(list(module.GAINS), pa.string())), len(module.GAINS))
     gains = pc.take(gain_of, position)
     ids = pa.chunked_array([ids])
-    yield "qrels", mteb.qrels(table["idx"], ids, gains)
-    yield "qrels-l1", mteb.qrels(table["idx"], ids, gains, keep=pc.equal(grades, "L1"))
+    yield "qrels", mteb_layout.qrels(table["idx"], ids, gains)
+    yield "qrels-l1", mteb_layout.qrels(table["idx"], ids, gains, keep=pc.equal(grades, "L1"))
 
 
 CARD = {

@@ -28,8 +28,8 @@ from mmrhub.retrieve.options import RerankOptions
 from mmrhub.retrieve.options import RetrieveOptions
 from mmrhub.retrieve.presets import QWEN3_VL_EMBEDDING
 from mmrhub.retrieve.presets import QWEN3_VL_RERANKER
-from mmrhub.retrieve.runs import model_name
-from mmrhub.retrieve.runs import slug
+from mmrhub.retrieve.run_files import model_name
+from mmrhub.retrieve.run_files import slug
 
 PAPER_EMBEDDING = "Qwen/Qwen3-VL-Embedding-8B"
 PAPER_RERANKER = "Qwen/Qwen3-VL-Reranker-8B"

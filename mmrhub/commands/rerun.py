@@ -20,43 +20,16 @@ from mmrhub.retrieve.options import RerankOptions
 from mmrhub.retrieve.options import RetrieveOptions
 from mmrhub.retrieve.options import from_record
 from mmrhub.retrieve.provenance import candidates_record
-from mmrhub.retrieve.provenance import file_digest
 from mmrhub.retrieve.provenance import meta_path
 from mmrhub.retrieve.provenance import read_meta
 from mmrhub.retrieve.provenance import source_commit
 from mmrhub.retrieve.provenance import versions
+from mmrhub.retrieve.record_differences import differences
+from mmrhub.retrieve.record_differences import same_run
+from mmrhub.retrieve.record_differences import table_digests
 from mmrhub.writing import write_text
 
 COMMANDS = {"retrieve": RetrieveOptions, "rerank": RerankOptions}
-# What is compared between the record and the repeated run's own record; the rest (the run's name, the command
-# line, where the new run is written) differs by design.
-COMPARED = (
-    "versions",
-    "mmrhub_source",
-    "device",
-    "device_name",
-    "dtype",
-    "data",
-    "candidates_sha256",
-    "model_id",
-    "model",
-    "preset",
-    "settings",
-    "backend",
-    "options",
-)
-# Paths as given are not compared (a run made again from another folder gives them absolute): what they held is, in
-# data.folder and data.tables, candidates_sha256 and the model's identity.
-NOT_COMPARED = (
-    "options.output.path",
-    "options.output.stats_json",
-    "options.output.named_after_model",
-    "options.model",
-    "options.candidates",
-    "options.data.data_dir",
-    "options.data.images_dir",
-    "options.runtime.cache_dir",
-)
 
 
 def register(subparsers):
@@ -176,51 +149,6 @@ def repeated_options(recorded: dict, args, output: Path) -> tuple:
     return options, asked
 
 
-def table_digests(data) -> dict:
-    """sha256 of each judgment table of ``data``'s folder, as ``provenance.data_record`` records them."""
-    folder = Path(data.folder).resolve()
-    digests = {}
-    for path in data.benchmark.judgment_files(folder):
-        path = Path(path)
-        name = path.relative_to(folder).as_posix() if path.is_relative_to(folder) else str(path)
-        digests[name] = file_digest(path) if path.is_file() else None
-    return digests
-
-
-def flattened(value, prefix: str = "") -> dict:
-    """A record as {dotted name: leaf value}."""
-    if isinstance(value, dict) and value:
-        out = {}
-        for key, item in value.items():
-            out.update(flattened(item, f"{prefix}.{key}" if prefix else str(key)))
-        return out
-    return {prefix: value}
-
-
-def differences(recorded: dict, now: dict, asked: set) -> list:
-    """One line per value that differs between the record and ``now`` (only what ``now`` holds), in ``COMPARED``
-    order; values changed as asked are marked so."""
-    lines = []
-    for section in COMPARED:
-        if section not in now:
-            continue
-        then, current = flattened(recorded.get(section), section), flattened(now[section], section)
-        for name in sorted(set(then) | set(current)):
-            if name in NOT_COMPARED or then.get(name) == current.get(name):
-                continue
-            if name not in current and section == "data":
-                continue  # before the run only the tables are known
-            note = " (as asked)" if name in asked else ""
-            lines.append((name, f"{name}: {shown(then.get(name))} recorded, {shown(current.get(name))} now{note}"))
-    return lines
-
-
-def shown(value) -> str:
-    """A value in a difference line, long ones cut."""
-    text = "absent" if value is None else json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= 90 else text[:87] + "..."
-
-
 def report(lines: list, said: set, when: str) -> None:
     """Print the difference lines not yet printed."""
     fresh = [(name, line) for name, line in lines if name not in said]
@@ -229,23 +157,3 @@ def report(lines: list, said: set, when: str) -> None:
     for name, line in fresh:
         said.add(name)
         print(f"  {line}")
-
-
-def same_run(recorded_bytes, repeated_bytes: bytes, recorded_run: Path) -> str:
-    """Whether the repeated run is the recorded one, in a sentence."""
-    if recorded_bytes is None:
-        return f"The recorded run {recorded_run} is not there to compare with."
-    if recorded_bytes == repeated_bytes:
-        return "The repeated run is identical to the recorded one, byte for byte."
-    then, now = json.loads(recorded_bytes), json.loads(repeated_bytes)
-    then_ranked = {entry["qid"]: entry["ranked"] for entry in then}
-    moved = largest = 0
-    for entry in now:
-        before = then_ranked.get(entry["qid"], [])
-        moved += [r["did"] for r in before] != [r["did"] for r in entry["ranked"]]
-        scores = [(a.get("score"), b.get("score")) for a, b in zip(before, entry["ranked"]) if a["did"] == b["did"]]
-        largest = max([largest, *(abs(a - b) for a, b in scores if a is not None and b is not None)])
-    return (
-        f"The repeated run differs from the recorded one: {moved:,} of {len(now):,} queries ranked differently, "
-        f"scores of the same items apart by up to {largest:.3g}."
-    )

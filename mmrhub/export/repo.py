@@ -11,7 +11,7 @@ from mmrhub.export import FORMATS
 from mmrhub.export.atomic import atomic_dir
 from mmrhub.export.card import ExportedConfig
 from mmrhub.export.card import render
-from mmrhub.export.mteb import DEFAULT_CONFIG as MTEB_DEFAULT_CONFIG
+from mmrhub.export.mteb_layout import DEFAULT_CONFIG as MTEB_DEFAULT_CONFIG
 from mmrhub.export.parquet import MAX_SHARD_SIZE
 from mmrhub.export.parquet import RowSource
 from mmrhub.export.parquet import write_split

@@ -22,7 +22,7 @@ from mmrhub.retrieve.provenance import check_replaceable
 from mmrhub.retrieve.provenance import meta_path
 from mmrhub.retrieve.provenance import model_source
 from mmrhub.retrieve.provenance import versions
-from mmrhub.retrieve.runs import slug
+from mmrhub.retrieve.run_files import slug
 from mmrhub.scoring.output.captions import computed_caption
 from mmrhub.scoring.output.captions import mteb_caption
 from mmrhub.scoring.output.captions import print_notes

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 import mmr_cache
+from mmrhub.writing import new_entry
 
 FORMAT = 2  # bump when the thumbnails change (size rule, quality, format, entry layout)
 FILE = "thumbnail.jpg"
@@ -39,7 +40,7 @@ class ThumbnailCache:
     def put(self, key: str, jpeg: bytes) -> None:
         """Write an entry whole (aside, then swapped in), so no reader sees half of one."""
         try:
-            with mmr_cache.new_entry(self._entry(key), key) as work:
+            with new_entry(self._entry(key), key) as work:
                 (work / FILE).write_bytes(jpeg)
         except OSError:
             return  # a read-only or full cache only costs the decoding next time

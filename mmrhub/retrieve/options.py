@@ -11,7 +11,7 @@ from mmrhub.retrieve.presets import Preset
 from mmrhub.retrieve.presets import resolve
 from mmrhub.retrieve.provenance import check_replaceable
 from mmrhub.retrieve.provenance import meta_path
-from mmrhub.retrieve.runs import default_output
+from mmrhub.retrieve.run_files import default_output
 from mmrhub.writing import check_target
 
 BACKENDS = ("sentence-transformers", "transformers")

@@ -96,7 +96,7 @@ QWEN3_VL_EMBEDDING = Preset(
             "max_length",
             "QE:24; QE:356-358: their processor cuts the rendered conversation from the right (truncation=True), "
             "end-of-turn tokens and all; QE:201-218 (_truncate_tokens) is never called. Ours cuts the text alone "
-            "and keeps the template and the image tokens (fitting.py)",
+            "and keeps the template and the image tokens (token_budget.py)",
         ),
         ("exif_orientation", "QV:109 (the image file opened with PIL alone: no EXIF transpose)"),
         ("pooling", "QE:365-370 (last attended token), QE:390-391 (L2)"),
@@ -126,7 +126,7 @@ QWEN3_VL_RERANKER = Preset(
         (
             "max_length",
             "QR:17; QR:139-164, QR:205-211: special (image) tokens kept, the rest cut from the end; ours cuts the "
-            "candidate's text, then the query's (fitting.py)",
+            "candidate's text, then the query's (token_budget.py)",
         ),
         ("exif_orientation", "QV:109 (the image file opened with PIL alone: no EXIF transpose)"),
         ("score", "QR:120-137"),

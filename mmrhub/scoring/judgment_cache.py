@@ -5,7 +5,7 @@ and ``entry.json``, which names the key and each file's size and hash, checked o
 bytes of every source file (xxh3-128) and this format's version, never sizes or times: an edit is seen on any file
 system, whatever it does with modification times. An entry that does not vouch for its key and bytes (copied from
 another entry, a table swapped in from another, edited in place, cut short) is rebuilt, never served. Entries are
-written aside and swapped in (``mmr_cache.new_entry``); a cache that cannot be written (read-only, full) is
+written aside and swapped in (``mmrhub.writing.new_entry``); a cache that cannot be written (read-only, full) is
 skipped, never an error.
 """
 
@@ -16,6 +16,7 @@ import pyarrow.ipc as ipc
 
 import mmr_cache
 from mmr_inputs import open_regular
+from mmrhub.writing import new_entry
 
 FORMAT = 5  # bump when what is stored changes
 MANIFEST = mmr_cache.ENTRY
@@ -58,7 +59,7 @@ def save(key: str, tables: dict) -> None:
     """Write ``tables`` ({table: {column: pa.Array}}) as the entry ``key``, replacing an entry that failed
     ``load``; skipped if the cache is not writable."""
     try:
-        with mmr_cache.new_entry(cache_root() / key, key, meta=sorted(tables)) as work:
+        with new_entry(cache_root() / key, key, meta=sorted(tables)) as work:
             for name, columns in tables.items():
                 table = pa.table(columns)
                 with ipc.new_file(str(work / f"{name}.arrow"), table.schema) as writer:

@@ -86,7 +86,7 @@ def test_a_link_loop_as_the_json_target_is_refused_and_kept(capsys, tmp_path):
 
 @pytest.mark.parametrize("model", ["./missing", "models/../missing", "/nowhere/model", "a/b/c"])
 def test_a_missing_model_folder_is_named_as_a_folder(model):
-    from mmrhub.retrieve.loading import check_reachable
+    from mmrhub.retrieve.model_loading import check_reachable
 
     with pytest.raises(FileNotFoundError) as error:
         check_reachable(model, "--model")
@@ -96,7 +96,7 @@ def test_a_missing_model_folder_is_named_as_a_folder(model):
 
 
 def test_a_hub_id_is_still_a_hub_id(monkeypatch):
-    from mmrhub.retrieve.loading import check_reachable
+    from mmrhub.retrieve.model_loading import check_reachable
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert check_reachable("Qwen/Qwen3-VL-Reranker-2B", "--model") is None

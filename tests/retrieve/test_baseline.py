@@ -10,8 +10,9 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("sentence_transformers")
 
-from mmrhub.retrieve.tiny_models import build_tiny_chinese_clip  # noqa: E402
-from mmrhub.retrieve.tiny_models import build_tiny_llava_reranker  # noqa: E402
+from tiny_models import build_tiny_chinese_clip  # noqa: E402
+from tiny_models import build_tiny_llava_reranker  # noqa: E402
+
 from mmrhub.scoring.runs.reading import read_run  # noqa: E402
 from mmrhub.scoring.runs.validation import check_pool  # noqa: E402
 

@@ -9,10 +9,11 @@ from PIL import Image
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from tiny_models import build_tiny_chinese_clip  # noqa: E402
+
 from mmrhub.retrieve.images import SquareImages  # noqa: E402
 from mmrhub.retrieve.images import decoded  # noqa: E402
 from mmrhub.retrieve.presets import resolve  # noqa: E402
-from mmrhub.retrieve.tiny_models import build_tiny_chinese_clip  # noqa: E402
 
 
 def tagged_jpeg(path, orientation: int = 6):
@@ -82,7 +83,7 @@ def test_chinese_clip_pixels_are_its_authors_transform(tmp_path):
     here); and for an RGB image the same as the processor's own square resize (what the preset did before)."""
     import torch
 
-    from mmrhub.retrieve.data import Row
+    from mmrhub.retrieve.data_loading import Row
     from mmrhub.retrieve.encoders import QUERIES
     from mmrhub.retrieve.encoders import build_encoder
 
@@ -113,13 +114,13 @@ def test_similarities_and_reranker_scores_are_float32_with_a_bfloat16_model(tmp_
     taken of float32 logits, where the authors' code stays in bfloat16 (README: at near-ties the rankings can
     differ from a bfloat16 run; ours are the exact ones)."""
     import torch
+    from tiny_models import build_tiny_llava_reranker
 
-    from mmrhub.retrieve.data import Row
+    from mmrhub.retrieve.data_loading import Row
     from mmrhub.retrieve.encoders import QUERIES
     from mmrhub.retrieve.encoders import build_encoder
     from mmrhub.retrieve.options import ModelSettings
     from mmrhub.retrieve.rerank.model import Reranker
-    from mmrhub.retrieve.tiny_models import build_tiny_llava_reranker
 
     model = str(build_tiny_chinese_clip(tmp_path / "chinese-clip", ["除垢剂"]))
     encoder = build_encoder("transformers", model, resolve(model, None, "embedding"), dtype=torch.bfloat16)
@@ -143,7 +144,7 @@ def test_a_tokenizer_that_turns_words_into_unknowns_is_named(tmp_path):
     """A Chinese-CLIP tokenizer that keeps case turns "LED", "65W", "5G" into [UNK]; one that lower-cases does not."""
     from transformers import AutoTokenizer
 
-    from mmrhub.retrieve.fitting import unknown_tokens_warning
+    from mmrhub.retrieve.token_budget import unknown_tokens_warning
 
     texts = ["LED台灯65W快充", "5G手机 OLED屏", "除垢剂 500g", "USB-C充电器"] * 10
     keeps_case = AutoTokenizer.from_pretrained(build_tiny_chinese_clip(tmp_path / "a", texts, lower_case=False))

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from mmrhub.retrieve.loading import check_modules
-from mmrhub.retrieve.loading import check_reachable
+from mmrhub.retrieve.model_loading import check_modules
+from mmrhub.retrieve.model_loading import check_reachable
 from mmrhub.retrieve.options import ModelSettings
 from mmrhub.retrieve.presets import punctuated
 from mmrhub.retrieve.presets import resolve
@@ -53,7 +53,7 @@ def test_a_reranker_without_modules_json_is_refused(tmp_path):
 
 def test_an_unreachable_hub_fails_at_once_with_the_hint(monkeypatch):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setattr("mmrhub.retrieve.loading.hub_reachable", lambda: False)
+    monkeypatch.setattr("mmrhub.retrieve.model_loading.hub_reachable", lambda: False)
     with pytest.raises(ConnectionError, match="HF_HUB_OFFLINE=1"):
         check_reachable("org/not-cached-model", "--model")
 
@@ -62,11 +62,11 @@ def test_chinese_clip_preset_pads_52_tokens_and_resizes_square(tmp_path):
     pytest.importorskip("torch", reason="the encoder runs on torch (the retrieve extra)")
     pytest.importorskip("transformers", reason="a tiny Chinese-CLIP is built and loaded with transformers")
     from PIL import Image
+    from tiny_models import build_tiny_chinese_clip
 
-    from mmrhub.retrieve.data import Row
+    from mmrhub.retrieve.data_loading import Row
     from mmrhub.retrieve.encoders import QUERIES
     from mmrhub.retrieve.encoders import build_encoder
-    from mmrhub.retrieve.tiny_models import build_tiny_chinese_clip
 
     model = str(build_tiny_chinese_clip(tmp_path / "clip", ["除垢剂"]))
     encoder = build_encoder("transformers", model, resolve(model, "chinese-clip", "embedding"))
@@ -82,8 +82,7 @@ def test_a_run_says_how_it_was_made(tmp_path):
             module, reason=f"mmrhub retrieve with a tiny Chinese-CLIP needs {module} (the retrieve extra)"
         )
     from _retrieve_helpers import retrieve
-
-    from mmrhub.retrieve.tiny_models import build_tiny_chinese_clip
+    from tiny_models import build_tiny_chinese_clip
 
     model = build_tiny_chinese_clip(tmp_path / "clip", ["除垢剂"])
     path, _, _ = retrieve(tmp_path, "mipr", "--backend", "transformers", "--model", model, "--preset", "chinese-clip")

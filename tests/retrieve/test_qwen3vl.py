@@ -14,15 +14,15 @@ from _retrieve_helpers import IMAGE_ONLY_QUERY  # noqa: E402
 from _retrieve_helpers import SELF_QUERY  # noqa: E402
 from _retrieve_helpers import retrieve  # noqa: E402
 from _retrieve_helpers import top  # noqa: E402
+from tiny_models import RERANKER_SYSTEM  # noqa: E402
+from tiny_models import build_tiny_qwen3_vl_embedding  # noqa: E402
+from tiny_models import build_tiny_qwen3_vl_reranker  # noqa: E402
 
 from mmrhub.benchmarks import MIPR  # noqa: E402
-from mmrhub.retrieve.data import Row  # noqa: E402
+from mmrhub.retrieve.data_loading import Row  # noqa: E402
 from mmrhub.retrieve.images import RESIZE_RULE  # noqa: E402
 from mmrhub.retrieve.presets import QWEN3_VL_EMBEDDING  # noqa: E402
 from mmrhub.retrieve.presets import QWEN3_VL_RERANKER  # noqa: E402
-from mmrhub.retrieve.tiny_models import RERANKER_SYSTEM  # noqa: E402
-from mmrhub.retrieve.tiny_models import build_tiny_qwen3_vl_embedding  # noqa: E402
-from mmrhub.retrieve.tiny_models import build_tiny_qwen3_vl_reranker  # noqa: E402
 from mmrhub.scoring.score import read_valid_run  # noqa: E402
 
 
@@ -386,8 +386,8 @@ def without_images(conversation):
 @pytest.fixture(scope="module")
 def m2kr_queries():
     from mmrhub.benchmarks import M2KR
-    from mmrhub.retrieve.data import Items
-    from mmrhub.retrieve.data import load_side
+    from mmrhub.retrieve.data_loading import Items
+    from mmrhub.retrieve.data_loading import load_side
     from mmrhub.retrieve.options import DataOptions
 
     side = load_side(DataOptions(M2KR), "queries")
@@ -491,11 +491,11 @@ def test_pixel_values_sent_compact_reach_the_model_unchanged(tmp_path):
     import torch
     from PIL import Image
 
-    from mmrhub.retrieve.encoders import FRAMES_KEY
     from mmrhub.retrieve.encoders import QUERIES
-    from mmrhub.retrieve.encoders import Compact
     from mmrhub.retrieve.encoders import build_encoder
-    from mmrhub.retrieve.encoders import to_device
+    from mmrhub.retrieve.model_inputs import FRAMES_KEY
+    from mmrhub.retrieve.model_inputs import Compact
+    from mmrhub.retrieve.model_inputs import to_device
     from mmrhub.retrieve.options import ModelSettings
 
     model = str(build_tiny_qwen3_vl_embedding(tmp_path / "qwen"))

@@ -19,8 +19,7 @@ from _paths import MIPR_EMBEDDING
 from _paths import MIPR_SAMPLE
 from _paths import ROOT
 from _retrieve_helpers import one_and_two_processes
-
-from mmrhub.retrieve.tiny_models import build_tiny_llava_reranker  # noqa: E402
+from tiny_models import build_tiny_llava_reranker  # noqa: E402
 
 SCRIPT = ROOT / "scripts" / "rerank.py"
 BASELINE = MIPR_EMBEDDING
@@ -178,7 +177,7 @@ def test_the_run_says_how_it_was_made(tmp_path, reranker, capsys):
     assert meta["settings"]["query_instruction"] == instruction and meta["settings"]["max_length"] == 2000
     assert meta["model"]["prompt"] == instruction and meta["model"]["dtype"] == "torch.float32"
     assert meta["model"]["activation"] == "Sigmoid"
-    # a local folder is identified by a hash of its files (tests/retrieve/test_identity.py)
+    # a local folder is identified by a hash of its files (tests/retrieve/test_provenance.py)
     assert meta["model"]["model"]["name"] == "model" and re.fullmatch("[0-9a-f]{64}", meta["model"]["model"]["files"])
     import sentence_transformers
     import torch

@@ -14,8 +14,7 @@ pytest.importorskip("transformers")
 from _mipr_helpers import read_jsonl  # noqa: E402
 from _mipr_helpers import write_jsonl  # noqa: E402
 from _paths import MIPR_SAMPLE  # noqa: E402
-
-from mmrhub.retrieve.tiny_models import build_tiny_chinese_clip  # noqa: E402
+from tiny_models import build_tiny_chinese_clip  # noqa: E402
 
 
 @pytest.fixture(scope="module")

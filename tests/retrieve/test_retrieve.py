@@ -20,11 +20,11 @@ from _retrieve_helpers import SELF_QUERY
 from _retrieve_helpers import one_and_two_processes
 from _retrieve_helpers import retrieve
 from _retrieve_helpers import top
+from tiny_models import build_tiny_chinese_clip  # noqa: E402
+from tiny_models import build_tiny_sentence_transformer  # noqa: E402
 
 from mmrhub.benchmarks import M2KR  # noqa: E402
 from mmrhub.benchmarks import MIPR  # noqa: E402
-from mmrhub.retrieve.tiny_models import build_tiny_chinese_clip  # noqa: E402
-from mmrhub.retrieve.tiny_models import build_tiny_sentence_transformer  # noqa: E402
 from mmrhub.scoring.score import read_valid_run  # noqa: E402
 
 SCRIPT = ROOT / "scripts" / "embed_retrieve.py"

@@ -10,19 +10,19 @@ import os
 
 import torch
 
-from mmrhub.retrieve.data import Items
-from mmrhub.retrieve.encoders import Compact
-from mmrhub.retrieve.encoders import image_identity
-from mmrhub.retrieve.encoders import prepare_inputs
-from mmrhub.retrieve.encoders import to_device
-from mmrhub.retrieve.encoders import with_text
-from mmrhub.retrieve.fitting import fitted
-from mmrhub.retrieve.fitting import most_image_tokens
-from mmrhub.retrieve.fitting import surely_fits
+from mmrhub.retrieve.data_loading import Items
 from mmrhub.retrieve.images import EXIF_APPLY
-from mmrhub.retrieve.loading import load_cross_encoder
+from mmrhub.retrieve.model_inputs import Compact
+from mmrhub.retrieve.model_inputs import image_identity
+from mmrhub.retrieve.model_inputs import prepare_inputs
+from mmrhub.retrieve.model_inputs import to_device
+from mmrhub.retrieve.model_inputs import with_text
+from mmrhub.retrieve.model_loading import load_cross_encoder
 from mmrhub.retrieve.presets import Preset
 from mmrhub.retrieve.provenance import model_identity
+from mmrhub.retrieve.token_budget import fitted
+from mmrhub.retrieve.token_budget import most_image_tokens
+from mmrhub.retrieve.token_budget import surely_fits
 
 
 def model_input(row, prepare_image):

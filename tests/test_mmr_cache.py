@@ -1,5 +1,5 @@
-"""The one cache mechanism (mmr_cache): every cache's entries vouch for their bytes, the one folder swap keeps its
-promises, and an unusable HF_HOME is said in one line."""
+"""The one cache mechanism (mmr_cache): every cache's entries vouch for their bytes, the one folder swap
+(``mmrhub.writing.write_folder``, which writes them) keeps its promises, and an unusable HF_HOME is said in one line."""
 
 import errno
 import io
@@ -13,8 +13,10 @@ from PIL import Image
 import mmr_cache
 from mmrhub.cli import main
 from mmrhub.report.thumbnail_cache import ThumbnailCache
-from mmrhub.retrieve.cache import EmbeddingCache
-from mmrhub.retrieve.rerank.cache import ScoreCache
+from mmrhub.retrieve.embedding_cache import EmbeddingCache
+from mmrhub.retrieve.rerank.score_cache import ScoreCache
+from mmrhub.writing import new_entry
+from mmrhub.writing import write_folder
 
 IDENTITY = {"model": "tiny", "pooling": "mean"}
 
@@ -77,7 +79,7 @@ def test_a_thumbnail_edited_in_place_with_its_jpeg_markers_kept_is_not_served(tm
 
 
 def test_an_entry_vouches_for_its_key_and_every_file(tmp_path):
-    with mmr_cache.new_entry(tmp_path / "e", "key", meta={"n": 1}) as work:
+    with new_entry(tmp_path / "e", "key", meta={"n": 1}) as work:
         (work / "a.bin").write_bytes(b"abc")
     assert mmr_cache.read_entry(tmp_path / "e", "key") == ({"n": 1},)
     assert mmr_cache.read_entry(tmp_path / "e", "other") is None
@@ -93,16 +95,16 @@ def test_an_entry_vouches_for_its_key_and_every_file(tmp_path):
 
 def test_a_folder_swap_keeps_the_old_folder_until_the_new_one_is_complete(tmp_path):
     target = tmp_path / "t"
-    with mmr_cache.write_folder(target) as work:
+    with write_folder(target) as work:
         (work / "one").write_text("1")
-    with pytest.raises(RuntimeError), mmr_cache.write_folder(target, replace=True) as work:
+    with pytest.raises(RuntimeError), write_folder(target, replace=True) as work:
         (work / "two").write_text("2")
         raise RuntimeError("killed half way")
     assert sorted(os.listdir(tmp_path)) == ["t"] and os.listdir(target) == ["one"]
-    with pytest.raises(OSError), mmr_cache.write_folder(target) as work:  # never merged without replace
+    with pytest.raises(OSError), write_folder(target) as work:  # never merged without replace
         (work / "two").write_text("2")
     assert os.listdir(target) == ["one"] and sorted(os.listdir(tmp_path)) == ["t"]
-    with mmr_cache.write_folder(target, replace=True) as work:
+    with write_folder(target, replace=True) as work:
         (work / "two").write_text("2")
     assert os.listdir(target) == ["two"] and sorted(os.listdir(tmp_path)) == ["t"]
 
@@ -113,7 +115,7 @@ def test_asides_of_dead_writers_are_cleared_and_nothing_else(tmp_path):
     other = tmp_path / ".f.partial-999999999-abcdef03"
     for folder in (dead, alive, other):
         folder.mkdir()
-    with mmr_cache.new_entry(tmp_path / "e", "key") as work:
+    with new_entry(tmp_path / "e", "key") as work:
         (work / "x").write_text("x")
     assert sorted(os.listdir(tmp_path)) == sorted(["e", alive.name, other.name])
 

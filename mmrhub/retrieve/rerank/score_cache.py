@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 
 import mmr_cache
-from mmrhub.retrieve.cache import cache_key
-from mmrhub.retrieve.cache import load_entry
-from mmrhub.retrieve.cache import save_entry
+from mmrhub.retrieve.embedding_cache import cache_key
+from mmrhub.retrieve.embedding_cache import load_entry
+from mmrhub.retrieve.embedding_cache import save_entry
 
 FILE = "scores.npy"
 

@@ -11,15 +11,15 @@ pytest.importorskip("sentence_transformers")
 from _mipr_helpers import read_jsonl  # noqa: E402
 from _paths import MIPR_EMBEDDING  # noqa: E402
 from _paths import MIPR_SAMPLE  # noqa: E402
+from tiny_models import build_tiny_llava_reranker  # noqa: E402
+from tiny_models import build_tiny_sentence_transformer  # noqa: E402
 
 from mmrhub.benchmarks import MIPR  # noqa: E402
-from mmrhub.retrieve.tiny_models import build_tiny_llava_reranker  # noqa: E402
-from mmrhub.retrieve.tiny_models import build_tiny_sentence_transformer  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def sides():
-    from mmrhub.retrieve.data import load_side
+    from mmrhub.retrieve.data_loading import load_side
     from mmrhub.retrieve.options import DataOptions
 
     data = DataOptions(MIPR)
@@ -63,13 +63,13 @@ def test_worker_batches_are_the_main_process_inputs(st_model, sides):
     import torch
     import torch.nn.functional as F
 
-    from mmrhub.retrieve.data import Items
-    from mmrhub.retrieve.data import loader
+    from mmrhub.retrieve.data_loading import Items
+    from mmrhub.retrieve.data_loading import loader
     from mmrhub.retrieve.encoders import CORPUS
     from mmrhub.retrieve.encoders import QUERIES
     from mmrhub.retrieve.encoders import build_encoder
     from mmrhub.retrieve.encoders import fuse
-    from mmrhub.retrieve.encoders import rgb
+    from mmrhub.retrieve.model_inputs import rgb
     from mmrhub.retrieve.options import ModelSettings
 
     encoder = build_encoder("sentence-transformers", str(st_model), ModelSettings().resolve(str(st_model), "embedding"))
@@ -107,7 +107,7 @@ def rerank_work(sides, top_n=5, chunk_queries=8, batch_size=6):
     """The chunks and batches of a rerank of the sample's embedding run, as the pipeline makes them."""
     from mmrhub.retrieve.rerank.pairs import batches
     from mmrhub.retrieve.rerank.pairs import chunks
-    from mmrhub.retrieve.runs import read_pools
+    from mmrhub.retrieve.run_files import read_pools
 
     queries, corpus = sides
     pools = read_pools(MIPR_EMBEDDING, MIPR.read_truth(MIPR.sample_dir), queries.ids, corpus.ids).tolist()
@@ -124,8 +124,8 @@ def test_rerank_batches_from_workers_are_the_pairs_inputs(reranker, sides):
     each pair on its own (both images prepared for it, the path before) gives."""
     import torch
 
-    from mmrhub.retrieve.data import Items
-    from mmrhub.retrieve.data import worker_context
+    from mmrhub.retrieve.data_loading import Items
+    from mmrhub.retrieve.data_loading import worker_context
     from mmrhub.retrieve.rerank.model import PairBatches
     from mmrhub.retrieve.rerank.pipeline import as_made
 
@@ -147,7 +147,7 @@ def test_rerank_batches_from_workers_are_the_pairs_inputs(reranker, sides):
 
 
 def test_the_reranker_prepares_each_query_image_once(reranker, sides, monkeypatch):
-    from mmrhub.retrieve.data import Items
+    from mmrhub.retrieve.data_loading import Items
     from mmrhub.retrieve.rerank.model import PairBatches
 
     queries, corpus = (Items(side.dataset, side.table) for side in sides)

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 import mmr_cache
+from mmrhub.writing import new_entry
 
 logger = logging.getLogger(__name__)
 FILE = "embeddings.npy"
@@ -30,7 +31,7 @@ def save_entry(folder: Path, key: str, meta: dict, name: str, array: np.ndarray)
     """Write one array as the entry ``key`` at ``folder``; False (and a warning saying why) when the cache cannot
     be written: the values are then computed again next time, and the command goes on."""
     try:
-        with mmr_cache.new_entry(folder, key, meta) as work:
+        with new_entry(folder, key, meta) as work:
             np.save(work / name, np.asarray(array, dtype=np.float32))
         return True
     except OSError as err:

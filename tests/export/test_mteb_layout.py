@@ -1,6 +1,6 @@
 """``--format mteb``: the MIEB Hub layout, corpus (split ``corpus``) / query (``id``, ``modality``, ``text``,
 ``image``) and qrels (``query-id``, ``Q0``, ``corpus-id``, integer ``score`` = the graded gain), loaded by mteb 2's
-own retrieval loader (mteb 1.x's: tests/export/test_mteb1.py)."""
+own retrieval loader (mteb 1.x's: tests/export/test_mteb_layout_mteb1.py)."""
 
 import datasets
 import pytest

@@ -1,13 +1,14 @@
 """Randomly initialised checkpoints of the real layouts, built offline and saved like downloaded ones (load them with
-``--model PATH``): tiny ones for a first run on a laptop and for the tests (``scripts/make_tiny_models.py``), and
-the real 2B / 8B Qwen3-VL configurations for ``bench/gpu_check.sh``. Their weights are random: their runs test the
-pipeline and its speed, never a model.
+``--model PATH``): tiny ones for a first run on a laptop (``make_tiny_models.py`` beside this file) and for the
+tests (``tests/conftest.py`` puts this folder on ``sys.path``), and the real 2B / 8B Qwen3-VL configurations for
+``bench/gpu_check.sh``. Their weights are random: their runs test the pipeline and its speed, never a model. A
+script's module, not the library's: the installed package never builds a model.
 
 What each one is:
   - ``build_tiny_chinese_clip``: a 2-layer Chinese-CLIP (BERT text tower, ViT image tower), for ``--backend
     transformers``; needs no torchvision.
   - ``build_tiny_sentence_transformer``: that Chinese-CLIP inside a sentence-transformers model (Transformer,
-    Normalize): images and texts embedded apart, fused by the rule of ``encoders.py``.
+    Normalize): images and texts embedded apart, fused by the rule of ``mmrhub/retrieve/encoders.py``.
   - ``build_qwen3_vl_embedding`` / ``build_qwen3_vl_reranker``: Qwen3-VL with the real layout (byte-level tokenizer,
     Qwen2-VL image processor with 16-pixel patches and 2x2 merge, interleaved M-RoPE, deepstack), last-token pooled
     and L2-normalised like Qwen3-VL-Embedding, or with its LM head scored yes - no like Qwen3-VL-Reranker; ``size``
