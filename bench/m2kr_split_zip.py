@@ -17,7 +17,6 @@ splitzip >= 0.5x extracted. The defaults use screenshots of the real average siz
 """
 
 import argparse
-import io
 import random
 import shutil
 import statistics
@@ -29,23 +28,13 @@ from pathlib import Path
 import datasets
 import numpy as np
 from datasets.utils.file_utils import xopen
-from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from make_m2kr_synthetic import screenshot  # noqa: E402
+
 import m2kr_archive  # noqa: E402  (registers splitzip://)
 
 PARTS = ("Web_Image.zip.001", "Web_Image.zip.002", "Web_Image.zip.003")
-
-
-def screenshot(rng: np.random.Generator, kb: int) -> bytes:
-    """A page-like PNG: flat header and margins around a noisy block sized to reach about ``kb`` KB."""
-    side = int((kb * 1024 / 3) ** 0.5)
-    page = np.full((side + 40, side + 40, 3), 245, dtype=np.uint8)
-    page[:16] = (40, 60, 140)
-    page[20 : 20 + side, 20 : 20 + side] = rng.integers(0, 256, (side, side, 3), dtype=np.uint8)
-    buffer = io.BytesIO()
-    Image.fromarray(page).save(buffer, format="PNG", compress_level=1)
-    return buffer.getvalue()
 
 
 def build(out: Path, members: int, kb: int, seed: int):

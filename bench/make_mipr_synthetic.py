@@ -15,6 +15,7 @@ import random
 from pathlib import Path
 
 from PIL import Image
+from written import print_written
 
 NUM_QUERIES = 3_522
 NUM_QUERY_IMAGES = 3_013
@@ -96,10 +97,25 @@ def make(out_dir, image_bytes: int = 0, seed: int = 0, photo_side: int = 0) -> P
     return out
 
 
+def contents(out: Path) -> list:
+    """What ``out`` holds, read back from its files: (label, files, what they hold), for ``print_written``."""
+    entries = []
+    for table in ("mipr_query.jsonl", "mipr_corpus.jsonl", "mipr_annotation.jsonl"):
+        data = (out / table).read_bytes()
+        rows, judgments = data.count(b"\n"), data.count(b'"final_grade"')
+        holds = f"{rows:,} rows" + (f", {judgments:,} judgments" if judgments else "")
+        entries.append((table, [out / table], holds))
+    for folder in ("images/query_images", "images/product_images"):
+        files = list((out / folder).iterdir())
+        entries.append((f"{folder}/", files, f"{len(files):,} images"))
+    return entries
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out_dir")
     parser.add_argument("--image-bytes", type=int, default=0, help="minimum size of each image file")
     parser.add_argument("--photo-side", type=int, default=0, help="photo-like images of this side instead")
     args = parser.parse_args()
-    print(make(args.out_dir, args.image_bytes, photo_side=args.photo_side))
+    out = make(args.out_dir, args.image_bytes, photo_side=args.photo_side)
+    print_written(out, contents(out))

@@ -11,6 +11,7 @@ blocks: person images without a question, entity images with a question, scene i
 import io
 import json
 import random
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -228,31 +229,51 @@ def scene(draw, rng, size):
     draw.ellipse([width - 18, 4, width - 6, 16], fill=(250, 210, 60))
 
 
-def zip_bytes(members, compress_every=0) -> bytes:
-    """Members in order; every ``compress_every``-th is deflated (the rest stored, as images usually are)."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for index, (name, data) in enumerate(members):
+def write_zip(path: Path, members, compress_every=0) -> int:
+    """Members in order, streamed to ``path``; every ``compress_every``-th is deflated (the rest stored, as images
+    usually are). Returns the number of members."""
+    count = 0
+    with zipfile.ZipFile(path, "w") as archive:
+        for count, (name, data) in enumerate(members, 1):
             info = zipfile.ZipInfo(name, ZIP_TIME)
-            deflate = compress_every and index % compress_every == 0
+            deflate = compress_every and (count - 1) % compress_every == 0
             info.compress_type = zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED
             info.external_attr = 0o644 << 16
             archive.writestr(info, data)
-    return buffer.getvalue()
+    return count
 
 
-def split(data: bytes, stem: Path):
-    """Byte-level split into PARTS parts of equal size (the last one shorter), like ``split -b``."""
-    size = -(-len(data) // PARTS)
-    for number in range(PARTS):
-        Path(f"{stem}.{number + 1:03d}").write_bytes(data[number * size : (number + 1) * size])
-    archive = zipfile.ZipFile(io.BytesIO(data))
-    spans = [
-        (info.header_offset, info.header_offset + 30 + len(info.filename) + info.compress_size)
-        for info in archive.infolist()
-    ]
-    for boundary in range(size, len(data) - 1, size):
+def split_points(whole: Path, parts=PARTS) -> list:
+    """Where a byte-level split into ``parts`` parts of equal size (the last one shorter) cuts ``whole``."""
+    total = whole.stat().st_size
+    size = -(-total // parts)
+    return list(range(size, total, size))
+
+
+def check_split_inside_members(whole: Path):
+    """Every split point of the zip ``whole`` falls inside a member, so that readers must join the parts."""
+    with zipfile.ZipFile(whole) as archive:
+        spans = [
+            (info.header_offset, info.header_offset + 30 + len(info.filename) + info.compress_size)
+            for info in archive.infolist()
+        ]
+    for boundary in split_points(whole):
         assert any(start < boundary < end for start, end in spans), f"split point {boundary} between members"
+
+
+def split(whole: Path, parts=PARTS) -> list:
+    """Byte-level split of ``whole`` into ``whole.001``, ... like ``split -b``; ``whole`` is gone after. The tail is
+    moved out part by part, so the disk never holds more than the archive and one part."""
+    names = [Path(f"{whole}.{number:03d}") for number in range(1, parts + 1)]
+    points = split_points(whole, parts)
+    with open(whole, "r+b") as source:
+        for point, name in reversed(list(zip(points, names[1:]))):
+            source.seek(point)
+            with open(name, "wb") as part:
+                shutil.copyfileobj(source, part, 16 * 2**20)
+            source.truncate(point)
+    whole.replace(names[0])
+    return names
 
 
 def main():
@@ -268,7 +289,9 @@ def main():
         passage_rows["passage_content"].append(text)
         passage_rows["page_screenshot"].append(name)
         screenshots.append((f"Web_Image/{name}", png(screenshot, (48, 32), rng)))
-    split(zip_bytes(screenshots, compress_every=5), OUT / "Web_Image.zip")
+    write_zip(OUT / "Web_Image.zip", screenshots, compress_every=5)
+    check_split_inside_members(OUT / "Web_Image.zip")
+    split(OUT / "Web_Image.zip")
 
     data_rows = {
         k: [] for k in ("img_path", "instruction", "question", "question_id", "pos_item_ids", "pos_item_contents")
@@ -298,7 +321,7 @@ def main():
         answers["question_id"].append(qid)
         answers["pos_item_ids"].append(positives)
         query_images.append((f"query_images/{img_path}", jpeg(draw_fns[block], (40, 40), rng)))
-    (OUT / "query_images.zip").write_bytes(zip_bytes(query_images))
+    write_zip(OUT / "query_images.zip", query_images)
 
     strings = pa.list_(pa.string())
     schemas = {

@@ -1,5 +1,5 @@
-"""Each measure is defined once (the metric module's DEFINITIONS); the metric card, the repository README and the
-exported dataset card show exactly those rows."""
+"""Each measure is defined once (the metric module's DEFINITIONS); the metric card, the scoring page (docs/scoring.md)
+and the exported dataset card show exactly those rows."""
 
 import re
 
@@ -32,10 +32,10 @@ def test_metric_card_shows_the_definitions(name):
     assert measure_tables(card) == [definitions]
 
 
-def test_repository_readme_shows_both_benchmarks_definitions():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_scoring_page_shows_both_benchmarks_definitions():
+    page = (ROOT / "docs" / "scoring.md").read_text(encoding="utf-8")
     expected = [list(BENCHMARKS[name].measures.DEFINITIONS.items()) for name in ("mipr", "m2kr")]
-    assert measure_tables(readme) == expected
+    assert measure_tables(page) == expected
 
 
 def test_measure_table_renders_every_row_once():
