@@ -1,7 +1,8 @@
 """Randomly initialised checkpoints of the real layouts, built offline and saved like downloaded ones (load them with
 ``--model PATH``): tiny ones for a first run on a laptop and for the tests (``scripts/make_tiny_models.py``), and
 the real 2B / 8B Qwen3-VL configurations for ``bench/gpu_check.sh``. Their weights are random: their runs test the
-pipeline and its speed, never a model.
+pipeline and its speed, never a model, and each folder says so (``mmrhub.run_records.RANDOM_WEIGHTS``), as do the
+records and tables of the runs made with it.
 
 What each one is:
   - ``build_tiny_chinese_clip``: a 2-layer Chinese-CLIP (BERT text tower, ViT image tower), for ``--backend
@@ -24,6 +25,7 @@ import string
 from pathlib import Path
 
 from mmrhub.retrieve.presets import QWEN3_VL_RERANKER
+from mmrhub.run_records import mark_random_weights
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
@@ -78,7 +80,7 @@ def build_tiny_chinese_clip(
         size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size}
     )
     ChineseCLIPProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(folder)
-    return folder
+    return mark_random_weights(folder)
 
 
 def build_tiny_sentence_transformer(folder, texts, seed: int = 1) -> Path:
@@ -91,7 +93,7 @@ def build_tiny_sentence_transformer(folder, texts, seed: int = 1) -> Path:
     backbone = build_tiny_chinese_clip(folder / "backbone", texts, seed=seed)
     model = SentenceTransformer(modules=[Transformer(str(backbone)), Normalize()], device="cpu")
     model.save(str(folder / "model"))
-    return folder / "model"
+    return mark_random_weights(folder / "model")
 
 
 QWEN_SPECIAL = [
@@ -313,7 +315,7 @@ def build_qwen3_vl_embedding(folder, seed: int = 2, size: str = "tiny", device=N
     if size != "tiny":
         _remove(folder / "backbone")
         _at_size(folder / "model", Qwen3VLModel, *qwen3_vl_parts(size=size), seed, device)
-    return folder / "model"
+    return mark_random_weights(folder / "model")
 
 
 def build_qwen3_vl_reranker(folder, seed: int = 4, size: str = "tiny", device=None) -> Path:
@@ -343,7 +345,7 @@ def build_qwen3_vl_reranker(folder, seed: int = 4, size: str = "tiny", device=No
         _remove(folder / "backbone")
         model_class = Qwen3VLForConditionalGeneration
         _at_size(folder / "model", model_class, *qwen3_vl_parts(**layout, size=size), seed, device)
-    return folder / "model"
+    return mark_random_weights(folder / "model")
 
 
 def build_tiny_qwen3_vl_embedding(folder, seed: int = 2) -> Path:
@@ -414,7 +416,7 @@ def build_tiny_llava_reranker(folder, seed: int = 3) -> Path:
     transformer = Transformer(str(folder / "backbone"), transformer_task="any-to-any")
     model = CrossEncoder(modules=[transformer, LogitScore(vocab["yes"], vocab["no"])], device="cpu")
     model.save(str(folder / "model"))
-    return folder / "model"
+    return mark_random_weights(folder / "model")
 
 
 def has_torchvision() -> bool:

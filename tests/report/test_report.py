@@ -86,9 +86,9 @@ def test_three_runs_get_every_pair_of_mmrhub_compare(tmp_path, capsys):
     capsys.readouterr()
     assert main(["compare", "mipr", str(EMBEDDING), str(RERANKER), str(third)]) == 0
     printed = capsys.readouterr().out.split("\n\n")
-    shown = [page.tables[name] for name in ("significance", "significance-2", "significance-3")]
-    assert shown == [markdown_rows(table) for table in printed[:3]]
-    assert shown[0][0][-1] == "p (holm)"
+    shown = [page.tables[name] for name in ("summary", "significance", "significance-2", "significance-3")]
+    assert shown == [markdown_rows(table) for table in [printed[0], *printed[2:5]]]  # the summary's caption between
+    assert shown[0][1][0] == "simulated_embedding_top50 (a)" and shown[1][0][-1] == "p (holm)"
 
 
 def test_gallery_shows_the_largest_disagreements_first(tmp_path, capsys):
