@@ -72,6 +72,8 @@ def test_two_runs_get_the_paired_test_of_mmrhub_compare(tmp_path, capsys):
     assert main(["compare", "mipr", str(EMBEDDING), str(RERANKER)]) == 0
     assert page.tables["significance"] == markdown_rows(capsys.readouterr().out)
     assert len(page.queries) == 3
+    # the unusual columns are defined under the scores, as evaluate defines them
+    assert "SC-R-L1@k*: SC-R-L1@k averaged only over queries with at least two L1 categories" in page.text
 
 
 def test_three_runs_get_every_pair_of_mmrhub_compare(tmp_path, capsys):

@@ -18,18 +18,13 @@ TEST = "paired randomisation test (sign flips of per-query differences), two-sid
 
 
 def table_captions(request: ScoringRequest, truth, rows) -> str:
-    """Everything said under a table of scored rows: its unusual columns, what was computed, the runs of
-    random-weight checkpoints and the bundled sample."""
-    return (
-        columns_caption(request.benchmark, rows)
-        + computed_caption(request, rows)
-        + random_weights_caption(rows)
-        + sample_caption(request, truth)
-    )
+    """Everything said under a table of scored rows: ``page_captions``, then the bundled sample."""
+    return page_captions(request, rows) + sample_caption(request, truth)
 
 
 def page_captions(request: ScoringRequest, rows) -> str:
-    """``table_captions`` but the sample's, which the report's page says under its title."""
+    """What the report's page says under its scores (the sample it says under its title): the table's unusual
+    columns, what was computed, the runs of random-weight checkpoints."""
     return columns_caption(request.benchmark, rows) + computed_caption(request, rows) + random_weights_caption(rows)
 
 
