@@ -103,7 +103,7 @@ class Benchmark:
     default_config: str  # of the builder and of exports
     queries: Side
     corpus: Side
-    measures: ModuleType  # the metric folder's measure code: evaluate_run, DEFAULT_K
+    measures: ModuleType  # the metric folder's measure code: evaluate_run, DEFAULT_K, DEFINITIONS
     oracle: Callable  # (judgments, baseline rankings, **options) -> the Candidate-pool Oracle's rankings
     read_truth: Callable  # (data_dir) -> mmrhub.scoring.judgments.Truth, without datasets
     judgment_files: Callable  # (data folder) -> the tables read_truth reads (a run's record fingerprints them)
@@ -121,11 +121,19 @@ class Benchmark:
     oracle_readings: tuple = ()  # readings of the measures' open rules that the oracle follows too
     oracle_help: str = "relevant items first"  # what the oracle does, in the command's help
     runs_help: str = "the runs shipped with the data"  # what `evaluate` scores when no run is named
+    # The measures (keys of measures.DEFINITIONS) whose names alone do not say what they are: defined under the
+    # first table that shows them
+    footnoted: tuple = ()
 
     @property
     def sample_dir(self) -> Path:
         """The bundled sample in the official layout (also inside an installed wheel)."""
         return SAMPLES / self.name
+
+    def data_folder(self, data_dir=None) -> str:
+        """The data a command reads: ``data_dir`` as given (a folder, or a URL where the builder reads one), or,
+        when none was given, the bundled sample. The one place that fallback is written."""
+        return str(self.sample_dir if data_dir is None else data_dir)
 
     def data_inputs(self, data_dir) -> list:
         """Everything a command reads from the data folder, tables and images: no output may be written onto one."""

@@ -2,7 +2,8 @@
 ``--model PATH``): tiny ones for a first run on a laptop (``make_tiny_models.py`` beside this file) and for the
 tests (``tests/conftest.py`` puts this folder on ``sys.path``), and the real 2B / 8B Qwen3-VL configurations for
 ``bench/gpu_check.sh``. Their weights are random: their runs test the pipeline and its speed, never a model. A
-script's module, not the library's: the installed package never builds a model.
+script's module, not the library's: the installed package never builds a model. Each folder it writes says its
+weights are random (``mmrhub.run_records.RANDOM_WEIGHTS``), as do the records and tables of the runs made with it.
 
 What each one is:
   - ``build_tiny_chinese_clip``: a 2-layer Chinese-CLIP (BERT text tower, ViT image tower), for ``--backend
@@ -25,6 +26,7 @@ import string
 from pathlib import Path
 
 from mmrhub.retrieve.presets import QWEN3_VL_RERANKER
+from mmrhub.run_records import mark_random_weights
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
@@ -79,7 +81,7 @@ def build_tiny_chinese_clip(
         size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size}
     )
     ChineseCLIPProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(folder)
-    return folder
+    return mark_random_weights(folder)
 
 
 def build_tiny_sentence_transformer(folder, texts, seed: int = 1) -> Path:
@@ -92,7 +94,7 @@ def build_tiny_sentence_transformer(folder, texts, seed: int = 1) -> Path:
     backbone = build_tiny_chinese_clip(folder / "backbone", texts, seed=seed)
     model = SentenceTransformer(modules=[Transformer(str(backbone)), Normalize()], device="cpu")
     model.save(str(folder / "model"))
-    return folder / "model"
+    return mark_random_weights(folder / "model")
 
 
 QWEN_SPECIAL = [
@@ -314,7 +316,7 @@ def build_qwen3_vl_embedding(folder, seed: int = 2, size: str = "tiny", device=N
     if size != "tiny":
         _remove(folder / "backbone")
         _at_size(folder / "model", Qwen3VLModel, *qwen3_vl_parts(size=size), seed, device)
-    return folder / "model"
+    return mark_random_weights(folder / "model")
 
 
 def build_qwen3_vl_reranker(folder, seed: int = 4, size: str = "tiny", device=None) -> Path:
@@ -344,7 +346,7 @@ def build_qwen3_vl_reranker(folder, seed: int = 4, size: str = "tiny", device=No
         _remove(folder / "backbone")
         model_class = Qwen3VLForConditionalGeneration
         _at_size(folder / "model", model_class, *qwen3_vl_parts(**layout, size=size), seed, device)
-    return folder / "model"
+    return mark_random_weights(folder / "model")
 
 
 def build_tiny_qwen3_vl_embedding(folder, seed: int = 2) -> Path:
@@ -415,7 +417,7 @@ def build_tiny_llava_reranker(folder, seed: int = 3) -> Path:
     transformer = Transformer(str(folder / "backbone"), transformer_task="any-to-any")
     model = CrossEncoder(modules=[transformer, LogitScore(vocab["yes"], vocab["no"])], device="cpu")
     model.save(str(folder / "model"))
-    return folder / "model"
+    return mark_random_weights(folder / "model")
 
 
 def has_torchvision() -> bool:

@@ -254,6 +254,7 @@ M2KR = Benchmark(
     queries=Side("challenge_data", "question_id", "question", "img_path"),
     corpus=Side("challenge_passage", "passage_id", "passage_content", "page_screenshot"),
     measures=m2kr_measures,
+    footnoted=("Recall-mean", "Hit@k (variant `hit`)", "StrictRecall@k (variant `strict`)"),
     oracle=oracle,
     read_truth=read_truth,
     judgment_files=judgment_files,

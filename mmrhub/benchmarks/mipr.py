@@ -353,6 +353,7 @@ MIPR = Benchmark(
     queries=Side("queries", "idx", "query", "image_url"),
     corpus=Side("corpus", "item_id", "title", "pict_url"),
     measures=mipr_measures,
+    footnoted=("SC-R-L1@k", "SC-R-L1@k*"),
     oracle=oracle,
     oracle_readings=("category", "covered_by"),
     oracle_help="each pool by grade: L1, then L2, then the rest",

@@ -31,7 +31,7 @@ from mmrhub.scoring.runs.validation import MISSING_QUERIES
 def add_scoring_arguments(parser, benchmark: Benchmark, oracle: bool = True) -> None:
     """What every scoring command takes: the data, the cutoffs, the benchmark's options, --json. ``oracle=False``
     for a command that scores no oracle (compare): the oracle's own options are then not offered."""
-    parser.add_argument("--data-dir", help=f"the {benchmark.title} data folder (default: the bundled sample)")
+    add_data_dir_argument(parser)
     k = ",".join(map(str, benchmark.measures.DEFAULT_K))
     parser.add_argument("--k", type=comma_list(cutoff), metavar="K[,K...]", help=f"cutoffs (default: {k})")
     for option in benchmark.options:
@@ -73,6 +73,14 @@ def add_scoring_arguments(parser, benchmark: Benchmark, oracle: bool = True) -> 
     )
     parser.add_argument("--json", metavar="OUT", help="also write every value (in [0, 1], aggregate and per query)")
     parser.set_defaults(benchmark=benchmark)
+
+
+def add_data_dir_argument(parser, urls: bool = False, default: str = "the bundled sample") -> None:
+    """``--data-dir``, as every command takes it: the benchmark's data folder (``urls``: or a URL, where the builder
+    reads the data; scoring reads local tables only). Left out, the command reads the bundled sample
+    (``Benchmark.data_folder``), and says so."""
+    where = "folder or URL" if urls else "folder"
+    parser.add_argument("--data-dir", help=f"the benchmark's data {where} (default: {default})")
 
 
 def scoring_request(args, runs=(), **fields) -> ScoringRequest:
@@ -194,7 +202,7 @@ def comma_list(convert):
 def add_data_arguments(parser) -> None:
     """The benchmark and where its data is."""
     add_benchmark_argument(parser)
-    parser.add_argument("--data-dir", help="the benchmark's data folder or URL (default: the bundled sample)")
+    add_data_dir_argument(parser, urls=True)
     parser.add_argument("--split", help="split to load (default: the benchmark's own, test / train)")
     parser.add_argument(
         "--images-dir", help="M2KR: the folder of the image archives, if not DATA_DIR/images or DATA_DIR"

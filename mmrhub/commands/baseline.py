@@ -174,7 +174,7 @@ def run(args) -> int:
     from mmrhub.retrieve.rerank import pipeline as reranking
     from mmrhub.scoring.output.captions import model_caption
     from mmrhub.scoring.output.captions import pools_caption
-    from mmrhub.scoring.output.captions import sample_caption
+    from mmrhub.scoring.output.captions import table_captions
     from mmrhub.scoring.output.tables import beside_published
     from mmrhub.scoring.output.tables import scores_table
     from mmrhub.scoring.request import ScoringRequest
@@ -204,7 +204,7 @@ def run(args) -> int:
         f"{model_caption(retrieve_options.model, embedding_settings)}; "
         f"{model_caption(rerank_options.model, reranker_settings)}"
     )
-    print(scores_table(rows) + sample_caption(request, truth))
+    print(scores_table(rows) + table_captions(request, truth, rows))
     print(pools_caption(request.names[0], args.top_k, Path(args.output_dir)))
     if args.paper:
         print(beside_published(rows, data.benchmark))

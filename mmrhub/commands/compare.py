@@ -11,14 +11,15 @@ from mmrhub.commands.arguments import seed
 from mmrhub.scoring import pandas_free
 from mmrhub.scoring.compare.comparison import compare_runs
 from mmrhub.scoring.compare.corrections import CORRECTIONS
+from mmrhub.scoring.output.captions import compare_captions
 from mmrhub.scoring.output.captions import footnote
-from mmrhub.scoring.output.captions import missing_caption
 from mmrhub.scoring.output.captions import print_notes
-from mmrhub.scoring.output.captions import sample_caption
+from mmrhub.scoring.output.captions import summary_caption
 from mmrhub.scoring.output.payloads import check_json_target
 from mmrhub.scoring.output.payloads import comparison_payload
 from mmrhub.scoring.output.payloads import write_json
 from mmrhub.scoring.output.tables import pair_tables
+from mmrhub.scoring.output.tables import summary_table
 from mmrhub.scoring.score import load_truth
 from mmrhub.scoring.score import score_runs
 
@@ -88,8 +89,10 @@ def run(args) -> int:
         rows = score_runs(request, truth)
         print_notes(truth, rows)
         comparison = compare_runs(rows, args.permutations, args.seed, args.correction, args.baseline is not None)
+    if len(rows) > 2:  # then a table per pair is a lot to read: one table first
+        print(f"{summary_table(comparison, rows)}\n\n{summary_caption(comparison)}\n")
     print("\n\n".join(pair_tables(comparison)))
-    print(f"\n{footnote(comparison)}{missing_caption(rows)}{sample_caption(request, truth)}")
+    print(f"\n{footnote(comparison)}{compare_captions(request, truth, rows)}")
     if args.json:
         named = [{"name": row.name, "run": row.run.path} for row in rows]
         baseline = rows[0].name if args.baseline is not None else None

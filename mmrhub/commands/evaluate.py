@@ -4,10 +4,9 @@ from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.commands.arguments import add_scoring_arguments
 from mmrhub.commands.arguments import scoring_request
 from mmrhub.scoring import pandas_free
-from mmrhub.scoring.output.captions import computed_caption
 from mmrhub.scoring.output.captions import print_notes
 from mmrhub.scoring.output.captions import print_table
-from mmrhub.scoring.output.captions import sample_caption
+from mmrhub.scoring.output.captions import table_captions
 from mmrhub.scoring.output.payloads import check_json_target
 from mmrhub.scoring.output.payloads import scores_payload
 from mmrhub.scoring.output.payloads import write_json
@@ -59,8 +58,7 @@ def run(args) -> int:
         truth = load_truth(request)
         rows = score_runs(request, truth)
     print_notes(truth, rows)
-    captions = computed_caption(request, rows) + sample_caption(request, truth)
-    print_table(scores_table(rows, format=args.format), captions, args.format)
+    print_table(scores_table(rows, format=args.format), table_captions(request, truth, rows), args.format)
     breakdown = request.benchmark.breakdown
     for row in rows if request.breakdown else ():
         print(f"\n{row.name}:\n")

@@ -2,6 +2,7 @@
 
 from mmrhub.commands.arguments import add_benchmark_argument
 from mmrhub.commands.arguments import add_build_arguments
+from mmrhub.commands.arguments import add_data_dir_argument
 from mmrhub.commands.arguments import build_options
 from mmrhub.export import FORMATS
 
@@ -20,7 +21,7 @@ def register(subparsers):
     )
     add_benchmark_argument(parser, help="the benchmark to export")
     parser.add_argument("out", help="the repo folder to create (written aside, then moved into place)")
-    parser.add_argument("--data-dir", help="the benchmark's data folder or URL (default: the bundled sample)")
+    add_data_dir_argument(parser, urls=True)
     parser.add_argument(
         "--format",
         choices=FORMATS,

@@ -3,6 +3,7 @@
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.commands.arguments import add_benchmark_argument
 from mmrhub.commands.arguments import add_build_arguments
+from mmrhub.commands.arguments import add_data_dir_argument
 from mmrhub.commands.arguments import build_options
 from mmrhub.declaration import Benchmark
 from mmrhub.writing import check_target
@@ -12,7 +13,7 @@ def register(subparsers):
     """Add ``info``."""
     parser = subparsers.add_parser("info", help="show the configs, features and row counts of a benchmark")
     add_benchmark_argument(parser, nargs="?")
-    parser.add_argument("--data-dir", help="the benchmark's data folder or URL (default: the bundled sample)")
+    add_data_dir_argument(parser, urls=True)
     add_build_arguments(parser)
     parser.add_argument(
         "--dataset-infos", metavar="PATH", help="write the dataset_infos.json of every builder's bundled sample"
@@ -40,9 +41,10 @@ def run(args) -> int:
 def describe(benchmark: Benchmark, data_dir=None, **options) -> str:
     """``options``: the builder's own keywords (``check_images``; M2KR's ``images_dir``)."""
     module = benchmark.builder()
-    lines = [f"# {benchmark.name}: {data_dir or f'bundled sample {benchmark.sample_dir}'}", ""]
+    folder = benchmark.data_folder(data_dir)
+    lines = [f"# {benchmark.name}: {folder if data_dir is not None else f'bundled sample {folder}'}", ""]
     for config in benchmark.configs:
-        dataset = module.load(config, data_dir=str(data_dir or benchmark.sample_dir), **options)
+        dataset = module.load(config, data_dir=folder, **options)
         lines.append(f"## {config} ({dataset.split}): {dataset.num_rows:,} rows")
         lines += [f"- {name}: {feature}" for name, feature in dataset.features.items()]
         lines.append("")

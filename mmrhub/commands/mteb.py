@@ -3,6 +3,7 @@ predictions written as a run and scored with the benchmark's full metrics (mteb 
 
 from mmrhub.commands.arguments import add_benchmark_argument
 from mmrhub.commands.arguments import add_build_arguments
+from mmrhub.commands.arguments import add_data_dir_argument
 from mmrhub.commands.arguments import build_options
 from mmrhub.commands.arguments import positive_int
 from mmrhub.mteb.pipeline import DEFAULT_RESULTS
@@ -22,9 +23,7 @@ def register(subparsers) -> None:
     parser.add_argument("--model", required=True, help="an MTEB model name, as mteb.get_model takes it")
     parser.add_argument("--revision", help="the model's revision (default: the one MTEB registers)")
     parser.add_argument("--device", help="where the model runs (default: MTEB's choice)")
-    parser.add_argument(
-        "--data-dir", help="the benchmark's data folder, scored and exported (default: the bundled sample)"
-    )
+    add_data_dir_argument(parser)
     parser.add_argument(
         "--export",
         metavar="DIR",

@@ -11,9 +11,8 @@ from mmrhub.commands.arguments import comma_list
 from mmrhub.commands.arguments import int_at_least
 from mmrhub.commands.arguments import scoring_request
 from mmrhub.commands.messages import as_given
-from mmrhub.scoring.output.captions import computed_caption
 from mmrhub.scoring.output.captions import print_notes
-from mmrhub.scoring.output.captions import sample_caption
+from mmrhub.scoring.output.captions import table_captions
 from mmrhub.scoring.output.payloads import check_json_target
 from mmrhub.scoring.output.payloads import scores_payload
 from mmrhub.scoring.output.payloads import write_json
@@ -22,6 +21,8 @@ from mmrhub.scoring.score import load_truth
 from mmrhub.terminal import printable
 from mmrhub.writing import check_target
 from mmrhub.writing import write_text
+
+REPORT_EXTRA = 'pip install ".[report]"'  # as the README's install lines give it (a test holds them equal)
 
 
 def register(subparsers) -> None:
@@ -60,7 +61,7 @@ def run(args) -> int:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise ImportError('mmrhub report needs matplotlib: pip install "mmrhub[report]"') from None
+        raise ImportError(f"matplotlib is not installed; the report extra brings it: {REPORT_EXTRA}") from None
     from mmrhub.report.build import ReportRequest
     from mmrhub.report.build import build_report
 
@@ -78,8 +79,7 @@ def run(args) -> int:
     print_notes(truth, rows)
     if missing:
         print(printable(as_given(f"note: {missing}", args)), file=sys.stderr)
-    captions = computed_caption(request.scoring, rows) + sample_caption(request.scoring, truth)
-    print(scores_table(rows) + captions)
+    print(scores_table(rows) + table_captions(request.scoring, truth, rows))
     write_text(output, page)
     print(f"wrote {output} ({output.stat().st_size / 1e6:.1f} MB)")
     if args.json:

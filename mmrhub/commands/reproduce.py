@@ -7,6 +7,7 @@ numbers (scores x100 to two decimals, and the counts the table states) are equal
 
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.commands.arguments import add_benchmark_argument
+from mmrhub.commands.arguments import add_data_dir_argument
 from mmrhub.scoring import pandas_free
 from mmrhub.scoring.output.captions import sample_cannot_decide
 from mmrhub.scoring.published_table import Difference
@@ -25,11 +26,7 @@ def register(subparsers) -> None:
         help="find the interpretations of the open metric rules that reproduce the published table (the MIPR paper's)",
     )
     add_benchmark_argument(parser, {name: b for name, b in BENCHMARKS.items() if b.published_table})
-    parser.add_argument(
-        "--data-dir",
-        help="the official data, with its bundled runs (default: the bundled sample, whose simulated runs cannot "
-        "decide against the published table)",
-    )
+    add_data_dir_argument(parser)
     parser.add_argument(
         "--target",
         metavar="JSON",

@@ -14,19 +14,20 @@ from dataclasses import replace
 from pathlib import Path
 
 from mmrhub.benchmarks import BENCHMARKS
+from mmrhub.commands.arguments import add_data_dir_argument
 from mmrhub.commands.arguments import non_negative_int
 from mmrhub.retrieve.options import OutputOptions
 from mmrhub.retrieve.options import RerankOptions
 from mmrhub.retrieve.options import RetrieveOptions
 from mmrhub.retrieve.options import from_record
 from mmrhub.retrieve.provenance import candidates_record
-from mmrhub.retrieve.provenance import meta_path
 from mmrhub.retrieve.provenance import read_meta
 from mmrhub.retrieve.provenance import source_commit
 from mmrhub.retrieve.provenance import versions
 from mmrhub.retrieve.record_differences import differences
 from mmrhub.retrieve.record_differences import same_run
 from mmrhub.retrieve.record_differences import table_digests
+from mmrhub.run_records import meta_path
 from mmrhub.writing import write_text
 
 COMMANDS = {"retrieve": RetrieveOptions, "rerank": RerankOptions}
@@ -44,7 +45,7 @@ def register(subparsers):
     parser.add_argument(
         "--replace", action="store_true", help="write the repeated run over the recorded one and its metadata"
     )
-    parser.add_argument("--data-dir", help="the data folder where it lies now (default: the recorded one)")
+    add_data_dir_argument(parser, default="the folder the run's record names")
     parser.add_argument("--device", help="run on this device instead of the recorded one (e.g. cpu)")
     parser.add_argument(
         "--num-workers", type=non_negative_int, help="DataLoader workers (default: the recorded number)"

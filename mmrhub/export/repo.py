@@ -23,9 +23,8 @@ logger = logging.getLogger(__name__)
 
 def data_root(benchmark: Benchmark, data_dir: Optional[str]) -> Optional[str]:
     """The local folder the export reads (None for remote data): never replaced, and every file read lies in it."""
-    if data_dir is None:
-        return str(benchmark.sample_dir)
-    return None if "://" in str(data_dir) else str(Path(data_dir).absolute())
+    folder = benchmark.data_folder(data_dir)
+    return None if "://" in folder else str(Path(folder).absolute())
 
 
 def row_sources(benchmark: Benchmark, format: str, root: Optional[str]) -> dict:

@@ -19,16 +19,17 @@ from mmrhub.mteb.predictions import ranked
 from mmrhub.mteb.predictions import read_predictions
 from mmrhub.mteb.predictions import write
 from mmrhub.retrieve.provenance import check_replaceable
-from mmrhub.retrieve.provenance import meta_path
 from mmrhub.retrieve.provenance import model_source
 from mmrhub.retrieve.provenance import versions
 from mmrhub.retrieve.run_files import slug
-from mmrhub.scoring.output.captions import computed_caption
+from mmrhub.run_records import meta_path
 from mmrhub.scoring.output.captions import mteb_caption
 from mmrhub.scoring.output.captions import print_notes
-from mmrhub.scoring.output.captions import sample_caption
+from mmrhub.scoring.output.captions import sample_line
+from mmrhub.scoring.output.captions import table_captions
 from mmrhub.scoring.output.tables import table
 from mmrhub.scoring.request import ScoringRequest
+from mmrhub.scoring.score import sample_scored
 from mmrhub.scoring.score import score_runs
 from mmrhub.terminal import printable
 
@@ -62,9 +63,9 @@ class MtebOptions:
     builder_options: dict = field(default_factory=dict)  # the export's builder keywords
 
     @property
-    def folder(self) -> Path:
+    def folder(self) -> str:
         """The data folder scored: ``data_dir``, or the bundled sample."""
-        return Path(self.data_dir) if self.data_dir else self.benchmark.sample_dir
+        return self.benchmark.data_folder(self.data_dir)
 
     def run_path(self) -> Path:
         """``output``, else ``runs/<benchmark>_<model>_mteb.json``, which is refused when it holds another model's
@@ -183,12 +184,15 @@ def run(options: MtebOptions) -> int:
                 )
             )
         evaluated = evaluate_with_mteb(options, export, Path(work) / "predictions")
-    ranking = aligned(ranked(evaluated.predictions.scored), truth, source=options.export or "the export")
+    sample = sample_scored(benchmark.title, truth) if options.data_dir is None else ""
+    ranking = aligned(ranked(evaluated.predictions.scored), truth, options.export or "the export", sample)
     write(path, ranking)
     write_text(meta_path(path), json.dumps(run_metadata(options, path, evaluated, ranking), indent=1) + "\n")
     print(f"Run written to {path} ({len(ranking.query_ids):,} queries, top {ranking.depth}).", file=sys.stderr)
     for note in ranking.notes:
         print(printable(f"note: {note}"), file=sys.stderr)
+    if options.data_dir is None:  # also here, after MTEB's progress, where it cannot scroll away unseen
+        print(f"note: {sample_line(ScoringRequest(benchmark), truth)}", file=sys.stderr)
     print_table(options, path, truth, evaluated, unranked=len(ranking.unranked))
     return 0
 
@@ -243,9 +247,7 @@ def print_table(options: MtebOptions, path: Path, truth, evaluated: Evaluated, u
     ran = f"through mteb {evaluated.mteb_version}: task {task.metadata.name}, top {task.top_k}"
     print(f"{name} (revision {model_meta.revision}) {ran}")
     cells = {**row.result, f"MTEB {main_score}": scores[main_score]}
-    captions = (
-        mteb_caption(benchmark.title, task.same_as, unranked, task.differences)
-        + computed_caption(request, rows)
-        + sample_caption(request, truth)
+    captions = mteb_caption(benchmark.title, task.same_as, unranked, task.differences) + table_captions(
+        request, truth, rows
     )
     print(table([(name, cells)]) + captions)

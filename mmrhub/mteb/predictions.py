@@ -69,11 +69,12 @@ def ranked(scored: dict) -> Ranking:
     return Ranking([str(qid) for qid in query_ids], rankings, scores, [])
 
 
-def aligned(ranking: Ranking, truth, source: str = "the export") -> Ranking:
+def aligned(ranking: Ranking, truth, source: str = "the export", sample: str = "") -> Ranking:
     """``ranking`` in the order of the judged queries of ``truth`` (``mmrhub.scoring.judgments.Truth``), checked
     to be of the same data. MTEB ranks only the queries with a qrels row, so a judged query with an empty judgment
     list is missing from its predictions: it gets an empty ranking, which scores what any ranking would (0), and a
-    note. Any other query missing, or one the benchmark does not have, means ``source`` was made from other data."""
+    note. Any other query missing, or one the benchmark does not have, means ``source`` was made from other data;
+    ``sample`` names the bundled sample when it was scored for want of a --data-dir (``sample_scored``)."""
     by_query = {qid: (ids, scores) for qid, ids, scores in zip(ranking.query_ids, ranking.rankings, ranking.scores)}
     judged = [str(qid) for qid in truth.query_ids.to_pylist()]
     known = set(judged) | {str(qid) for qid in truth.unjudged_query_ids.to_pylist()}
@@ -83,6 +84,11 @@ def aligned(ranking: Ranking, truth, source: str = "the export") -> Ranking:
     if unknown or missing:
         problems = [f"{len(unknown)} of its queries are not the benchmark's (e.g. {unknown[0]!r})"] if unknown else []
         problems += [f"it lacks {len(missing)} judged queries (e.g. {missing[0]!r})"] if missing else []
+        if sample:
+            raise ValueError(
+                f"MTEB's predictions on {source} do not fit {sample} ({'; '.join(problems)}): pass the --data-dir "
+                "the export was made from."
+            )
         raise ValueError(
             f"MTEB's predictions on {source} do not fit the judgments scored: {'; '.join(problems)}. Was the export "
             "made from other data? Give the --data-dir it was exported from, or leave --export out to export it."

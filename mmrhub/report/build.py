@@ -12,7 +12,7 @@ from mmrhub.report.page import render
 from mmrhub.report.selection import pick_queries
 from mmrhub.report.views import main_measure
 from mmrhub.scoring.compare.comparison import compare_runs
-from mmrhub.scoring.output.captions import computed_caption
+from mmrhub.scoring.output.captions import page_captions
 from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.score import score_runs
 
@@ -59,7 +59,7 @@ def build_report(request: ReportRequest, truth) -> tuple:
         )
     shown = pick_queries([row.result["per_query"] for row in runs], measure, request.queries, query_ids)
     progress(f"gallery: reading the images of {len(shown)} queries")
-    gallery, decoded = build_gallery(benchmark, view, str(data_dir), runs, measure, shown, request.builder_options)
+    gallery, decoded = build_gallery(benchmark, view, data_dir, runs, measure, shown, request.builder_options)
     progress(
         f"gallery: {decoded.images} distinct images, {decoded.cached} from the thumbnail cache, "
         f"{len(decoded.failures)} not shown"
@@ -77,14 +77,12 @@ def build_report(request: ReportRequest, truth) -> tuple:
         "text under each thumbnail; hover for more)."
     )
     where = (
-        f"bundled {benchmark.title} sample, not the benchmark: its numbers mean nothing"
-        if scoring.sample
-        else str(data_dir)
+        f"bundled {benchmark.title} sample, not the benchmark: its numbers mean nothing" if scoring.sample else data_dir
     )
     page = Page(
         title=f"{benchmark.title} report: {', '.join(row.name for row in runs)}",
         caption=f"{len(truth.query_ids)} judged queries; data: {where}.",
-        notes=computed_caption(scoring, rows),
+        notes=page_captions(scoring, rows),
         rows=rows,
         figures=figures,
         comparison=comparison,

@@ -14,9 +14,11 @@ from mmrhub.report.fonts import font_stack
 from mmrhub.report.markdown import to_html
 from mmrhub.scoring.compare.comparison import Comparison
 from mmrhub.scoring.output.captions import footnote
+from mmrhub.scoring.output.captions import summary_caption
 from mmrhub.scoring.output.tables import cell
 from mmrhub.scoring.output.tables import pair_tables
 from mmrhub.scoring.output.tables import scores_table
+from mmrhub.scoring.output.tables import summary_table
 
 TEXT_CHARS = 90  # shown under a thumbnail: a title whole, a passage's start
 HOVER_CHARS = 300  # passages run to thousands of characters; the title attribute shows the start
@@ -34,17 +36,21 @@ th { background: #f3f3f3; }
 .legend span { display: inline-block; margin-right: 1em; font-size: 0.85em; }
 .legend i { display: inline-block; width: 0.9em; height: 0.9em; margin-right: 0.3em; vertical-align: -0.1em; }
 .query { border-top: 1px solid #ddd; padding: 0.6em 0; display: flex; gap: 1em; }
-.query-head { width: 14em; flex: none; font-size: 0.9em; }
+.query-head { width: 12em; flex: none; font-size: 0.9em; }
 .query-head img { width: 96px; height: auto; display: block; margin-bottom: 0.3em; }
-.run { display: flex; align-items: center; gap: 0.5em; margin-bottom: 0.4em; flex-wrap: wrap; }
-.run-name { width: 9em; flex: none; font-size: 0.85em; overflow-wrap: anywhere; }
-.item { margin: 0; text-align: center; font-size: 0.7em; width: 96px; align-self: flex-start; }
+.runs { min-width: 0; overflow-x: auto; }  /* too narrow a window scrolls a query's runs, never wraps them */
+.run { display: grid; grid-template-columns: auto max-content; gap: 0.4em 0.5em; align-items: start;
+  margin-bottom: 0.4em; }
+.run-name { width: 9em; font-size: 0.85em; overflow-wrap: anywhere; }
+.ranked, .misses { display: flex; align-items: flex-start; gap: 0.35em; }
+.misses { grid-column: 2; flex-wrap: wrap; }  /* under the top k, which stays one row */
+.item { margin: 0; text-align: center; font-size: 0.7em; width: min-content; min-width: 72px; }
 .item img, .item .placeholder { width: 56px; height: 56px; object-fit: contain; border: 4px solid; background: #fff; }
 .item.missed img, .item.missed .placeholder { border-style: dashed; }
 .placeholder { display: inline-block; box-sizing: content-box; overflow: hidden; color: #888; background: #f3f3f3;
   font-size: 0.85em; overflow-wrap: anywhere; }
 .query-head .placeholder { display: block; width: 96px; height: 48px; margin-bottom: 0.3em; border: 1px dashed #bbb; }
-.item .id { display: block; color: #666; overflow-wrap: anywhere; }
+.item .id { display: block; color: #666; white-space: nowrap; font-size: 0.8em; }  /* an id is never broken */
 .item .text { display: block; text-align: left; overflow-wrap: anywhere; }
 .notice { background: #fff4d6; padding: 0.3em 0.6em; }
 .sep { color: #999; font-size: 0.8em; margin: 0 0.3em; }
@@ -57,7 +63,7 @@ class Page:
 
     title: str
     caption: str  # under the title: the judged queries and the data
-    notes: str  # Markdown captions under it (``computed_caption``'s), or ''
+    notes: str  # Markdown captions under it (``page_captions``), or ''
     rows: list  # the scored rows (``mmrhub.scoring.score.Scored``): the scores table
     figures: list  # (heading, inline SVG) pairs
     comparison: Optional[Comparison]  # the paired tests of ``mmrhub compare``; None for a single run
@@ -73,12 +79,17 @@ def scores_html(rows: list) -> str:
     return to_html(scores_table(rows), table_ids=["scores"])
 
 
-def significance_html(comparison: Comparison) -> str:
-    """``mmrhub compare``'s tables, one per pair (ids significance, significance-2, ...), and its footnote."""
+def significance_html(comparison: Comparison, runs: list) -> str:
+    """``mmrhub compare``'s tables: for three runs or more its summary (id summary), then one per pair (ids
+    significance, significance-2, ...), and its footnote."""
+    summary = ""
+    if len(runs) > 2:
+        caption = escape(summary_caption(comparison).strip("_"))
+        summary = f'{to_html(summary_table(comparison, runs), ["summary"])}<p class="caption">{caption}</p>'
     tables = pair_tables(comparison)
     ids = ["significance"] + [f"significance-{number}" for number in range(2, len(tables) + 1)]
     html = to_html("\n\n".join(tables), ids)
-    return f'{html}<p class="caption">{escape(footnote(comparison))} As mmrhub compare.</p>'
+    return f'{summary}{html}<p class="caption">{escape(footnote(comparison))} As mmrhub compare.</p>'
 
 
 def _grade_classes(view: View) -> dict:
@@ -137,13 +148,15 @@ def _query(query, measure: str, classes: dict, thumbnails: Thumbnails) -> str:
         ranked = "".join(
             _item(item, f"{rank} {item.grade}", classes, thumbnails) for rank, item in enumerate(run.ranked, 1)
         )
-        missed = "".join(_item(item, f"missed {item.grade}", classes, thumbnails, True) for item in run.missed)
-        more = run.missed_total - len(run.missed)
-        missed += f'<span class="sep">+{more} more</span>' if more else ""
-        separator = f'<span class="sep">missed {run.missed_total}:</span>' if run.missed_total else ""
+        missed = ""
+        if run.missed_total:  # under the top k
+            more = run.missed_total - len(run.missed)
+            missed = "".join(_item(item, f"missed {item.grade}", classes, thumbnails, True) for item in run.missed)
+            missed += f'<span class="sep">+{more} more</span>' if more else ""
+            missed = f'<div class="misses"><span class="sep">missed {run.missed_total}:</span>{missed}</div>'
         runs += (
             f'<div class="run"><div class="run-name">{escape(run.name)}<br>{escape(measure)} {cell(run.value)}'
-            f"</div>{ranked}{separator}{missed}</div>"
+            f'</div><div class="ranked">{ranked}</div>{missed}</div>'
         )
     image = thumbnails.image(
         query.thumbnail, f"query {query.query_id}", f'class="query-image" alt="query {escape(query.query_id)}"'
@@ -152,7 +165,7 @@ def _query(query, measure: str, classes: dict, thumbnails: Thumbnails) -> str:
         f'<div class="query-head">{image}'
         f"<b>{escape(query.query_id)}</b> {escape(query.text) or '<i>(no question)</i>'}</div>"
     )
-    return f'<div class="query" data-query-id="{escape(query.query_id)}">{head}<div>{runs}</div></div>'
+    return f'<div class="query" data-query-id="{escape(query.query_id)}">{head}<div class="runs">{runs}</div></div>'
 
 
 def render(page: Page) -> str:
@@ -163,7 +176,8 @@ def render(page: Page) -> str:
     plots = "".join(
         f"<figure><figcaption>{escape(heading)}</figcaption>{svg}</figure>" for heading, svg in page.figures
     )
-    paired = f"<h2>Paired comparison</h2>{significance_html(page.comparison)}" if page.comparison else ""
+    runs = [row for row in page.rows if row.run is not None]  # the oracle's row is not compared
+    paired = f"<h2>Paired comparison</h2>{significance_html(page.comparison, runs)}" if page.comparison else ""
     thumbnails = Thumbnails()
     queries = "".join(_query(query, page.measure, classes, thumbnails) for query in page.gallery)
     notice = f'<p class="notice" id="missing-images">{escape(page.missing)}</p>\n' if page.missing else ""

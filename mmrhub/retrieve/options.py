@@ -10,8 +10,8 @@ from mmrhub.declaration import Benchmark
 from mmrhub.retrieve.presets import Preset
 from mmrhub.retrieve.presets import resolve
 from mmrhub.retrieve.provenance import check_replaceable
-from mmrhub.retrieve.provenance import meta_path
 from mmrhub.retrieve.run_files import default_output
+from mmrhub.run_records import meta_path
 from mmrhub.writing import check_target
 
 BACKENDS = ("sentence-transformers", "transformers")
@@ -51,7 +51,7 @@ class DataOptions:
     @property
     def folder(self) -> str:
         """The data folder to read: ``data_dir``, else the benchmark's bundled sample."""
-        return str(self.data_dir or self.benchmark.sample_dir)
+        return self.benchmark.data_folder(self.data_dir)
 
 
 @dataclass(frozen=True)

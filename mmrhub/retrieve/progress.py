@@ -12,7 +12,7 @@ from mmrhub.retrieve.options import RetrieveOptions
 from mmrhub.retrieve.presets import Preset
 from mmrhub.scoring.judgments import Truth
 from mmrhub.scoring.output.captions import model_caption
-from mmrhub.scoring.output.captions import sample_caption
+from mmrhub.scoring.output.captions import table_captions
 from mmrhub.scoring.output.payloads import stats_payload
 from mmrhub.scoring.output.tables import scores_table
 from mmrhub.scoring.request import ScoringRequest
@@ -68,7 +68,7 @@ def score_and_record(
         )
         rows = score_runs(request, truth)
         print(model_caption(options.model, settings))
-        print(scores_table(rows) + sample_caption(request, truth))
+        print(scores_table(rows) + table_captions(request, truth, rows))
     if options.output.stats_json:
         record = stats_payload(context, dtype, options.model, settings.name, phases.stats, **stats)
         write_text(options.output.stats_json, json.dumps(record, indent=1))

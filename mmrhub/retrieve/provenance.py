@@ -14,6 +14,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from mmrhub.run_records import has_random_weights
+from mmrhub.run_records import meta_path
 from mmrhub.writing import write_text
 
 _BLOCK = 8 << 20  # bytes read at a time while hashing
@@ -168,12 +170,6 @@ def environment_record(device, dtype) -> dict:
     }
 
 
-def meta_path(run_path) -> Path:
-    """Where a run's metadata goes: beside it, ``<run file>.meta.json``."""
-    run_path = Path(run_path)
-    return run_path.with_name(run_path.name + ".meta.json")
-
-
 def model_source(model_id: str) -> str:
     """Which model a run is of, to tell runs apart: a local folder's absolute path, else the Hub id."""
     return os.path.abspath(model_id) if os.path.isdir(model_id) else model_id
@@ -199,13 +195,15 @@ def check_replaceable(run_path, model_id: str) -> None:
 
 def write_meta(run_path, command: str, model_id: str, identity: dict, settings, **fields) -> Path:
     """Write the run's metadata: the model (``model_source``), ``identity`` (the cache key: model, dtype, lengths),
-    the preset's settings and sources, the versions, and ``fields`` (``options_record``, ``data_record``,
-    ``candidates_record``, ``environment_record``, ...)."""
+    whether the model's weights are random (``mmrhub.run_records``), the preset's settings and sources, the
+    versions, and ``fields`` (``options_record``, ``data_record``, ``candidates_record``, ``environment_record``,
+    ...)."""
     meta = {
         "command": command,
         "run": Path(run_path).name,
         "model_id": model_source(model_id),
         "model": identity,
+        "random_weights": has_random_weights(model_id),
         "preset": settings.name,
         "settings": settings.settings(),
         "versions": versions(),

@@ -32,9 +32,9 @@ class ScoringRequest:
         return self.data_dir is None
 
     @property
-    def folder(self) -> Path:
+    def folder(self) -> str:
         """The data folder read: ``data_dir``, or the bundled sample."""
-        return self.benchmark.sample_dir if self.sample else Path(self.data_dir)
+        return self.benchmark.data_folder(self.data_dir)
 
     @property
     def options(self) -> dict:

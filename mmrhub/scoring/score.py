@@ -49,10 +49,11 @@ def read_valid_run(
     trec_order: str = "score",
     title: str = "the benchmark",
     missing_queries: str = "refuse",
-    hint: str = "",
+    sample: bool = False,
 ):
-    """(run, its rankings aligned with ``truth.query_ids``); a RunError names every problem found, and when the run
-    shares queries with the judgments yet does not fit them, ends with ``hint``."""
+    """(run, its rankings aligned with ``truth.query_ids``); a RunError names every problem found, or, for a run that
+    is not of the data scored (``refuse_run_of_other_data``), says so in one line. ``sample``: ``truth`` is the
+    bundled sample's, scored because no --data-dir was given."""
     run = read_run(path, trec_order)
     if run.format == "kaggle":
         restore_stripped_ids(run, truth.corpus_ids)
@@ -61,24 +62,43 @@ def read_valid_run(
                 f"{run.path} is a Kaggle CSV, M2KR's submission format: it is scored against {title} as its lists "
                 "of ids, without scores."
             )
-    if not ignore_unknown_queries:
-        refuse_foreign_run(run, truth, title)  # its one line says what to do
-    try:
-        return run, validate(run, truth, ignore_unknown_queries, missing_queries)
-    except RunError as error:
-        raise RunError(f"{error}{hint}") from None
+    refuse_run_of_other_data(run, truth, title, sample, ignore_unknown_queries)
+    return run, validate(run, truth, ignore_unknown_queries, missing_queries)
 
 
-def refuse_foreign_run(run: Run, truth: Truth, title: str) -> None:
-    """One line for a run none of whose queries is the benchmark's (a run of the other benchmark, or of another
-    split), instead of a line per query."""
+def refuse_run_of_other_data(run: Run, truth: Truth, title: str, sample: bool, ignore_unknown_queries: bool) -> None:
+    """One line, instead of a line per query, for a run that is not of the data scored.
+
+    On the bundled sample (no --data-dir given): a run with queries the sample lacks, whatever the overlap; with
+    --ignore-unknown-queries, one whose other entries rank ids the sample lacks. Most likely it is a run of the real
+    data and --data-dir was forgotten. On a data folder: a run none of whose queries is the benchmark's (a run of
+    the other benchmark, or of another split); a partial overlap gets validate's list."""
     benchmark_queries = pa.concat_arrays([truth.query_ids, truth.unjudged_query_ids])
-    if len(run.query_ids) and not pc.any(pc.is_in(run.query_ids, value_set=benchmark_queries)).as_py():
+    known = pc.is_in(run.query_ids, value_set=benchmark_queries)
+    unknown = len(known) - (pc.sum(known).as_py() or 0)
+    if sample and unknown:
+        found = f"{unknown:,} of its {len(known):,} queries"
+        if ignore_unknown_queries and unknown < len(known):  # the rest is scored, unless it ranks other data's ids
+            ranked = pc.array_take(known, pc.list_parent_indices(run.rankings))  # per ranked id: its entry is kept
+            stray = pc.sum(pc.and_(ranked, pc.invert(pc.is_in(run.rankings.flatten(), value_set=truth.corpus_ids))))
+            if not stray.as_py():
+                return
+            found += f" (set aside: --ignore-unknown-queries) and {stray.as_py():,} ids the others rank"
         raise RunError(
-            f"{run.path}: none of its {len(run.query_ids)} queries (e.g. {run.query_ids[0].as_py()!r}) is a query of "
+            f"{run.path}: {found} are not in {sample_scored(title, truth)}: pass --data-dir DIR to score the run "
+            f"against {title}'s data."
+        )
+    if not sample and not ignore_unknown_queries and unknown and unknown == len(known):
+        raise RunError(
+            f"{run.path}: none of its {len(known)} queries (e.g. {run.query_ids[0].as_py()!r}) is a query of "
             f"{title}: is it a run of another benchmark? Score it with that benchmark's command, or pass "
             "--ignore-unknown-queries to set such entries aside."
         )
+
+
+def sample_scored(title: str, truth: Truth) -> str:
+    """What was scored when no --data-dir was given, as the lines on a run that does not fit it name it."""
+    return f"the bundled {title} sample ({len(truth.query_ids)} queries), which was scored as no --data-dir was given"
 
 
 def score(benchmark: Benchmark, truth: Truth, rankings, options: dict, groups=None) -> dict:
@@ -123,7 +143,7 @@ def read_runs(request: ScoringRequest, truth: Truth) -> ReadRuns:
                 request.trec_order,
                 request.benchmark.title,
                 request.missing_queries,
-                sample_hint(request, truth),
+                request.sample,
             )
         return read[key]
 
@@ -133,16 +153,6 @@ def read_runs(request: ScoringRequest, truth: Truth) -> ReadRuns:
             check_pool(run, read_once(request.rerank)[0])
         rows.append((request.names[index] if request.names else run.name, run, rankings))
     return ReadRuns(rows, None if request.oracle is None else read_once(request.oracle)[1])
-
-
-def sample_hint(request: ScoringRequest, truth: Truth) -> str:
-    """The line a refused run gets when the bundled sample was scored: most likely, --data-dir was forgotten."""
-    if not request.sample:
-        return ""
-    return (
-        f"\nThe bundled {request.benchmark.title} sample ({len(truth.query_ids)} queries) was scored, as no "
-        "--data-dir was given: pass --data-dir DIR to score the run against the benchmark's data."
-    )
 
 
 def score_runs(request: ScoringRequest, truth: Truth) -> list:

@@ -243,3 +243,55 @@ def test_an_unknown_benchmark_name_is_refused_with_the_choices(capsys, argv, cho
 
 def test_info_without_a_benchmark_leaves_it_none():
     assert build_parser().parse_args(["info", "--dataset-infos", "x.json"]).benchmark is None
+
+
+def data_dir_helps(parser, path=()) -> dict:
+    """{command path: --data-dir's help} over every subcommand of ``parser``."""
+    found = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found.update(data_dir_helps(sub, (*path, name)))
+        elif "--data-dir" in action.option_strings:
+            found[" ".join(path)] = action.help
+    return found
+
+
+def test_data_dir_is_declared_once_with_one_help():
+    """One declaration (``add_data_dir_argument``): the folder, a URL where the builder reads one, and the default,
+    which is the bundled sample everywhere but in rerun, whose record names its folder."""
+    sources = [path for path in (ROOT / "mmrhub").rglob("*.py") if '"--data-dir"' in path.read_text()]
+    assert [path.relative_to(ROOT).as_posix() for path in sources] == ["mmrhub/commands/arguments.py"]
+    helps = data_dir_helps(build_parser())
+    folder, url = (
+        f"the benchmark's data {where} (default: the bundled sample)" for where in ("folder", "folder or URL")
+    )
+    with_urls = {"info", "export", "retrieve", "rerank", "baseline"}
+    recorded = "the benchmark's data folder (default: the folder the run's record names)"
+    assert helps == {
+        command: recorded if command == "rerun" else url if command in with_urls else folder for command in helps
+    }
+    assert len(helps) == 16  # 4 scoring commands x 2 benchmarks, reproduce, mteb, rerun, info, export and 3 model ones
+    assert set(helps) >= {"evaluate mipr", "compare m2kr", "report mipr", "oracle m2kr", "reproduce", "mteb"}
+
+
+def test_no_folder_means_the_bundled_sample_as_one_string_everywhere(tmp_path):
+    """The fallback is written once (``Benchmark.data_folder``): every typed request reads the same folder, a str
+    (a URL stays one)."""
+    from mmrhub.benchmarks import MIPR
+    from mmrhub.mteb.pipeline import MtebOptions
+    from mmrhub.retrieve.options import DataOptions
+    from mmrhub.scoring.request import ScoringRequest
+
+    for data_dir, expected in [
+        (None, str(MIPR.sample_dir)),
+        (str(tmp_path), str(tmp_path)),
+        ("https://host/mipr", "https://host/mipr"),
+    ]:
+        folders = [
+            ScoringRequest(MIPR, data_dir).folder,
+            DataOptions(MIPR, data_dir).folder,
+            MtebOptions(MIPR, "m", data_dir=data_dir).folder,
+            MIPR.data_folder(data_dir),
+        ]
+        assert folders == [expected] * 4 and {type(folder) for folder in folders} == {str}

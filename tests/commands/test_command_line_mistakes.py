@@ -154,7 +154,7 @@ def test_refusal_names_the_format_it_assumed(capsys, tmp_path):
 def test_kaggle_file_with_another_tracks_rows(capsys, tmp_path):
     run = tmp_path / "submission.csv"
     run.write_text(csv_text(kaggle_rows() + [("90002", '["MMDocIR_1"]'), ("90003", '["MMDocIR_2"]')]), encoding="utf-8")
-    err = run_cli(capsys, "evaluate", "m2kr", run)[2]
+    err = run_cli(capsys, "evaluate", "m2kr", run, "--data-dir", M2KR_DIR)[2]
     assert "query '90002' (line 32): not a query of the benchmark" in err
     code, out, err = run_cli(capsys, "evaluate", "m2kr", run, "--ignore-unknown-queries")
     assert code == 0, err
@@ -320,21 +320,21 @@ def test_the_executable_exits_with_the_commands_code_and_all_its_output(tmp_path
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "name the run files to score" in bad.stderr
 
 
-def test_a_full_scale_run_scored_against_the_sample_says_to_pass_data_dir(capsys, tmp_path):
+def test_a_run_with_queries_the_sample_lacks_gets_one_line_naming_the_sample(capsys, tmp_path):
     entries = json.loads(EMBEDDING.read_text())
     queries = len(entries)
     extra = [{"qid": str(qid), "ranked": entries[0]["ranked"]} for qid in range(queries + 1, queries + 51)]
     path = tmp_path / "full.json"
     path.write_text(json.dumps(entries + extra))
-    code, out, err = run_cli(capsys, "evaluate", "mipr", path)
-    assert code == 1 and out == ""
-    assert f"{path} does not fit the benchmark: 50 problem(s):" in err
-    assert err.splitlines()[-1] == (
-        f"The bundled MIPR sample ({queries} queries) was scored, as no --data-dir was given: pass --data-dir DIR to "
-        "score the run against the benchmark's data."
+    err = one_line_error(capsys, "evaluate", "mipr", path)
+    assert err == (
+        f"mmrhub evaluate: error: {path}: 50 of its {queries + 50} queries are not in the bundled MIPR sample "
+        f"({queries} queries), which was scored as no --data-dir was given: pass --data-dir DIR to score the run "
+        "against MIPR's data.\n"
     )
     code, out, err = run_cli(capsys, "evaluate", "mipr", path, "--data-dir", MIPR_DIR)
     assert code == 1 and "--data-dir" not in err  # a folder was given: the sample is not the cause
+    assert f"{path} does not fit the benchmark: 50 problem(s):" in err and len(err.splitlines()) == 22
 
 
 def test_a_relative_data_dir_is_named_as_given(capsys, tmp_path, monkeypatch):
@@ -361,3 +361,16 @@ def test_a_truncated_json_run_says_where_and_that_it_ends_early(capsys, tmp_path
     run.write_text(text, encoding="utf-8")
     err = one_line_error(capsys, "evaluate", "mipr", run)
     assert f"not valid JSON ({reason}; the file ends first: is it cut short?)." in err
+
+
+def test_report_without_matplotlib_gives_the_readmes_install_line(capsys, monkeypatch, tmp_path):
+    from mmrhub.commands.report import REPORT_EXTRA
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
+    code, out, err = run_cli(capsys, "report", "mipr", EMBEDDING, "-o", tmp_path / "report.html")
+    assert (code, out) == (1, "") and err.startswith(
+        'mmrhub report: error: matplotlib is not installed; the report extra brings it: pip install ".[report]"'
+    )
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
+    assert any(f"{REPORT_EXTRA} " in page.read_text(encoding="utf-8") for page in pages)  # the line users are given
+    assert not (tmp_path / "report.html").exists()

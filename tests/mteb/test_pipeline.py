@@ -11,6 +11,7 @@ from mmrhub.cli import main
 MODEL = "mteb/baseline-random-encoder"
 TOP_K = 20
 TASKS = {"mipr": "MIPRRetrieval", "m2kr": "M2KRRetrieval"}
+SAMPLE_QUERIES = {"mipr": 27, "m2kr": 30}
 MAIN = {"mipr": ("ndcg_at_10", "nDCG@10"), "m2kr": ("recall_at_5", "Recall@5")}
 DIFFERENCES = {
     "mipr": ("count L2 products as relevant", "MTEB leaves out the queries without an L1 judgment, which MIPR keeps"),
@@ -39,14 +40,19 @@ def table(text: str) -> dict:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("benchmark", ["mipr", "m2kr"])
-def test_mteb_run_scores_as_evaluate_scores_it(benchmark, tmp_path, capsys, exported):
+def test_mteb_run_scores_as_evaluate_scores_it(benchmark, tmp_path, capsys, exported, monkeypatch):
     mteb = pytest.importorskip("mteb")
+    from mmrhub.scoring import score
+
+    samples, rule = [], score.refuse_run_of_other_data
+    monkeypatch.setattr(score, "refuse_run_of_other_data", lambda *args: samples.append(args[3]) or rule(*args))
     run, results = tmp_path / "run.json", tmp_path / "results"
     # MIPR is exported by the command itself; M2KR's export is given, as a user reuses one
     given = ["--export", str(exported(benchmark, "mteb"))] if benchmark == "m2kr" else []
     argv = ["mteb", benchmark, "--model", MODEL, "--output", str(run), "--results", str(results), "--top-k", str(TOP_K)]
     code, out, err = run_cli(capsys, *argv, *given)
     assert code == 0, err
+    assert samples == [True]  # the run was read by the one rule on runs of other data, told of the sample
     printed = table(out)
     mteb_column = f"MTEB {MAIN[benchmark][0]}"
     code, evaluated, _ = run_cli(capsys, "evaluate", benchmark, str(run), "--json", str(tmp_path / "scores.json"))
@@ -80,6 +86,12 @@ def test_mteb_run_scores_as_evaluate_scores_it(benchmark, tmp_path, capsys, expo
     for difference in DIFFERENCES[benchmark]:
         assert difference in caption
     assert "Bundled" in caption and "note: MTEB's" not in err
+    # after MTEB's progress, on stderr too: the table's caption may have gone to a file
+    assert err.splitlines()[-1] == (
+        f"note: Bundled {benchmark.upper()} sample ({SAMPLE_QUERIES[benchmark]} queries), not the benchmark: its "
+        "numbers mean nothing. Pass --data-dir for the real data."
+    )
+    assert err.splitlines()[-2].startswith(f"Run written to {run} (")
 
 
 def test_top_k_below_the_table_is_refused_before_any_work(capsys, tmp_path):

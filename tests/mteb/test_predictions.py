@@ -86,3 +86,19 @@ def test_the_judgment_index_counts_items_per_query(benchmark):
     judgments = bench.read_truth(bench.sample_dir).judgments
     counts = np.bincount(judgments.pairs.rows, minlength=judgments.pairs.num_rows)
     assert counts.sum() == len(judgments.pairs.rows) and (counts > 0).all()
+
+
+def test_predictions_of_other_data_on_the_sample_name_the_sample_and_data_dir():
+    """No --data-dir: the sample was scored, so the line names it (``sample_scored``) and --data-dir."""
+    from mmrhub.scoring.score import sample_scored
+
+    judged = truth({"a": 1, "b": 3})
+    judged.corpus_ids = pa.array(["x"])
+    sample = sample_scored("MIPR", judged)
+    with pytest.raises(ValueError) as refused:
+        aligned(ranked({"a": {"x": 1.0}, "b": {"x": 1.0}, "z": {"x": 1.0}}), judged, "org/mipr-mteb", sample)
+    assert str(refused.value) == (
+        "MTEB's predictions on org/mipr-mteb do not fit the bundled MIPR sample (2 queries), which was scored as no "
+        "--data-dir was given (1 of its queries are not the benchmark's (e.g. 'z')): pass the --data-dir the export "
+        "was made from."
+    )

@@ -72,6 +72,8 @@ def test_two_runs_get_the_paired_test_of_mmrhub_compare(tmp_path, capsys):
     assert main(["compare", "mipr", str(EMBEDDING), str(RERANKER)]) == 0
     assert page.tables["significance"] == markdown_rows(capsys.readouterr().out)
     assert len(page.queries) == 3
+    # the unusual columns are defined under the scores, as evaluate defines them
+    assert "SC-R-L1@k*: SC-R-L1@k averaged only over queries with at least two L1 categories" in page.text
 
 
 def test_three_runs_get_every_pair_of_mmrhub_compare(tmp_path, capsys):
@@ -86,9 +88,9 @@ def test_three_runs_get_every_pair_of_mmrhub_compare(tmp_path, capsys):
     capsys.readouterr()
     assert main(["compare", "mipr", str(EMBEDDING), str(RERANKER), str(third)]) == 0
     printed = capsys.readouterr().out.split("\n\n")
-    shown = [page.tables[name] for name in ("significance", "significance-2", "significance-3")]
-    assert shown == [markdown_rows(table) for table in printed[:3]]
-    assert shown[0][0][-1] == "p (holm)"
+    shown = [page.tables[name] for name in ("summary", "significance", "significance-2", "significance-3")]
+    assert shown == [markdown_rows(table) for table in [printed[0], *printed[2:5]]]  # the summary's caption between
+    assert shown[0][1][0] == "simulated_embedding_top50 (a)" and shown[1][0][-1] == "p (holm)"
 
 
 def test_gallery_shows_the_largest_disagreements_first(tmp_path, capsys):

@@ -69,3 +69,25 @@ def test_report_renders_in_chromium(browser, tmp_path, capsys):
     assert errors == []
     shot = tmp_path / "report.png"
     assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+
+
+LAYOUT = """
+const runs = Array.from(document.querySelectorAll('#gallery .run'));
+const rows = runs.map(run => new Set(Array.from(run.querySelectorAll('.ranked figure.item'),
+  item => Math.round(item.getBoundingClientRect().top))).size);
+const lines = Array.from(document.querySelectorAll('#gallery .item .id'), id => {
+  const range = document.createRange(); range.selectNodeContents(id); return range.getClientRects().length; });
+return [runs.map(run => run.querySelectorAll('.ranked figure.item').length), rows, lines];
+"""
+
+
+@pytest.mark.parametrize("width", [1400, 1024])
+def test_the_gallery_keeps_each_top_k_on_one_row_and_every_id_whole(browser, tmp_path, width):
+    """The top 10 of a run never wraps (a narrow window scrolls it) and a 16-character product id never breaks."""
+    out = tmp_path / "report.html"
+    assert run_report("mipr", EMBEDDING, RERANKER, "-o", out, "--queries", "12") == 0
+    browser.set_window_size(width, 2000)
+    browser.get(out.as_uri())
+    counts, rows, lines = browser.execute_script(LAYOUT)
+    assert counts == [10] * 24 and rows == [1] * 24
+    assert len(lines) > 24 * 10 and set(lines) == {1}

@@ -18,9 +18,13 @@ from mmrhub.scoring.runs.validation import check_pool  # noqa: E402
 
 
 @pytest.mark.slow  # a retrieve and a rerank of the sample
-def test_baseline_writes_both_runs_and_one_table(tmp_path, capsys):
+def test_baseline_writes_both_runs_and_one_table(tmp_path, capsys, monkeypatch):
     from mmrhub.cli import main
     from mmrhub.commands import baseline
+    from mmrhub.scoring import score
+
+    samples, rule = [], score.refuse_run_of_other_data
+    monkeypatch.setattr(score, "refuse_run_of_other_data", lambda *args: samples.append(args[3]) or rule(*args))
 
     embedding = build_tiny_chinese_clip(tmp_path / "tiny-clip-embedding", ["除垢剂"])
     reranker = shutil.copytree(build_tiny_llava_reranker(tmp_path / "build"), tmp_path / "tiny-llava-reranker")
@@ -51,6 +55,7 @@ def test_baseline_writes_both_runs_and_one_table(tmp_path, capsys):
         ]
     )
     assert args.func(args) == 0
+    assert samples == [True, True]  # both runs were read by the one rule on runs of other data, told of the sample
 
     embedding_run = read_run(tmp_path / "runs" / "mipr_tiny-clip-embedding_top5.json")
     reranked_run = read_run(tmp_path / "runs" / "mipr_tiny-llava-reranker_top5.json")
@@ -73,3 +78,11 @@ def test_baseline_writes_both_runs_and_one_table(tmp_path, capsys):
     assert main(["oracle", "mipr", str(tmp_path / "runs" / "mipr_tiny-clip-embedding_top5.json")]) == 0
     oracle_row = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| Candidate-pool Oracle |")]
     assert oracle_row == [lines[header + 4]]
+    assert (
+        lines[header + 5 :].count(
+            "_tiny-clip-embedding, tiny-llava-reranker are runs of a checkpoint with random weights (its folder "
+            "holds random-weights.json, as the tiny models of scripts/make_tiny_models.py do): the numbers test the "
+            "pipeline, never a model._"
+        )
+        == 1
+    )

@@ -15,12 +15,16 @@ from _paths import ROOT  # noqa: E402
 from _retrieve_helpers import retrieve  # noqa: E402
 
 from mmrhub.benchmarks import MIPR  # noqa: E402
+from mmrhub.run_records import RANDOM_WEIGHTS  # noqa: E402
+from mmrhub.scoring import score  # noqa: E402
 from mmrhub.scoring.score import read_valid_run  # noqa: E402
+
+rule = score.refuse_run_of_other_data
 
 SCRIPT = ROOT / "scripts" / "make_tiny_models.py"
 
 
-def test_the_script_writes_models_that_retrieve_runs_on(tmp_path):
+def test_the_script_writes_models_that_retrieve_runs_on(tmp_path, capsys, monkeypatch):
     done = subprocess.run(
         [sys.executable, str(SCRIPT), str(tmp_path / "tiny")], capture_output=True, text=True, cwd=tmp_path
     )
@@ -33,11 +37,21 @@ def test_the_script_writes_models_that_retrieve_runs_on(tmp_path):
         else made["embedding"].endswith("chinese-clip-tiny")
     )
     assert "mmrhub retrieve mipr" in done.stdout and "mmrhub baseline mipr" in done.stdout
+    assert all((tmp_path / made[role] / RANDOM_WEIGHTS).is_file() for role in ("embedding", "reranker"))
     model = tmp_path / made["embedding"]
+    capsys.readouterr()
+    samples = []  # what the one rule on runs of other data was told: the bundled sample was scored
+    monkeypatch.setattr(score, "refuse_run_of_other_data", lambda *args: samples.append(args[3]) or rule(*args))
     path, run, stats = retrieve(tmp_path, "mipr", "--backend", made["backend"], "--model", model, "--top-k", 10)
+    assert samples == [True]
     read_valid_run(MIPR.read_truth(MIPR.sample_dir), path)
     meta = json.loads(path.with_name(path.name + ".meta.json").read_text())
     assert meta["preset"] == ("qwen3-vl-embedding" if torchvision else "chinese-clip")  # from the folder's name
+    assert meta["random_weights"] is True  # the run's record carries the folder's mark, and so does its table
+    assert (
+        f"_{path.stem} is a run of a checkpoint with random weights (its folder holds {RANDOM_WEIGHTS}"
+        in capsys.readouterr().out
+    )
     assert stats["phases"]["embed corpus"]["items"] == 254
 
 

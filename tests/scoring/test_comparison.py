@@ -214,7 +214,7 @@ def test_three_runs_every_pair_holm_corrected(capsys, tmp_path):
         capsys, "compare", "mipr", EMBEDDING, RERANKER, third, "--permutations", "2000", "--json", out_json
     )
     assert code == 0, err
-    found = tables(out)
+    found = tables(out)[1:]  # after the summary, a table per pair
     names = ("simulated_embedding_top50", "simulated_reranker_top50", "swapped")
     assert [table[0] for table in found] == [
         ["Measure", a, b, "B - A", "p", "p (holm)"] for a, b in [names[:2], names[::2], names[1:]]
@@ -250,7 +250,7 @@ def test_baseline_compares_each_run_with_it_once(capsys, tmp_path):
         "500",
     )
     assert code == 0, err
-    heads = [table[0][:3] for table in tables(out)]
+    heads = [table[0][:3] for table in tables(out)[1:]]
     assert heads == [
         ["Measure", "simulated_reranker_top50", "simulated_embedding_top50"],
         ["Measure", "simulated_reranker_top50", "swapped"],
@@ -265,8 +265,49 @@ def test_correction_none_has_no_corrected_column(capsys, tmp_path):
     code, out, _ = run_cli(
         capsys, "compare", "mipr", EMBEDDING, RERANKER, third, "--correction", "none", "--permutations", "200"
     )
-    assert code == 0 and all(len(table[0]) == 5 for table in tables(out))
+    assert code == 0 and all(len(table[0]) == 5 for table in tables(out)[1:])
     assert "p is not corrected for the 3 pairs." in out
+    assert "; >a after a value: above run a's, p < 0.05 in the pair's table below._" in out
+
+
+SUMMARY = [
+    ["System", "nDCG@10", "R-L1@10", "Hit-L1@1", "Hit-L1@10", "SC-R-L1@10", "SC-R-L1@10*"],
+    ["simulated_embedding_top50 (a)", "59.89", "63.40", "59.26", "88.89", "69.14", "66.67"],
+    ["simulated_reranker_top50 (b)", "92.25 >a,c", "91.36 >a,c", "85.19", "96.30", "94.44 >a,c", "97.37 >a,c"],
+    ["swapped (c)", "59.18", "63.40", "66.67", "88.89", "69.14", "66.67"],
+]
+
+
+def test_three_runs_open_with_one_summary_table(capsys, tmp_path):
+    third, out_json = perturbed_run(tmp_path), tmp_path / "three.json"
+    argv = ["compare", "mipr", EMBEDDING, RERANKER, third, "--permutations", "2000"]
+    code, out, err = run_cli(capsys, *argv, "--json", out_json)
+    assert code == 0, err
+    assert out.startswith("| System | nDCG@10 |") and tables(out)[0] == SUMMARY
+    assert out.splitlines()[6] == (
+        "_Each run's means x100, as mmrhub evaluate prints them; >a after a value: above run a's, p (holm) < 0.05 "
+        "in the pair's table below._"
+    )
+    # the means are evaluate's, the markers the corrected p of each pair's test
+    assert [row[1:] for row in tables(run_cli(capsys, "evaluate", "mipr", EMBEDDING, RERANKER, third)[1])[0]][1:] == [
+        [value.split(" ")[0] for value in row[1:]] for row in SUMMARY[1:]
+    ]
+    labels = {"simulated_embedding_top50": "a", "simulated_reranker_top50": "b", "swapped": "c"}
+    above = {}
+    for pair in json.loads(out_json.read_text())["pairs"]:
+        for test in pair["measures"]:
+            if test["p_corrected"] < 0.05:
+                winner, loser = (pair["b"], pair["a"]) if test["difference"] > 0 else (pair["a"], pair["b"])
+                above.setdefault((labels[winner], test["measure"]), []).append(labels[loser])
+    marked = {
+        (row[0][-2], SUMMARY[0][column]): cell.split(" >")[1].split(",")
+        for row in SUMMARY[1:]
+        for column, cell in enumerate(row)
+        if " >" in cell
+    }
+    assert marked == above
+    code, two, _ = run_cli(capsys, "compare", "mipr", EMBEDDING, RERANKER, "--permutations", "2000")
+    assert code == 0 and two.startswith("| Measure |") and len(tables(two)) == 1  # one pair: its table is all
 
 
 def test_runs_sharing_a_name_are_numbered(capsys, tmp_path):

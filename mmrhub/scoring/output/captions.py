@@ -1,22 +1,94 @@
-"""What a command says beside its table, and where it goes: the sample caption, the readings and smaller means,
-``compare``'s footnote, the model line above a retrieve, rerank or baseline table, the notes on stderr."""
+"""What a command says beside its table, and where it goes: the unusual columns' definitions, the readings and
+smaller means, the runs of random-weight checkpoints, the sample caption, ``compare``'s footnote and summary, the
+model line above a retrieve, rerank or baseline table, the notes on stderr."""
 
+import re
 import sys
 
+from mmrhub.declaration import Benchmark
+from mmrhub.run_records import RANDOM_WEIGHTS
+from mmrhub.run_records import made_with_random_weights
+from mmrhub.scoring.output.tables import SUMMARY_ALPHA
 from mmrhub.scoring.output.tables import corrected_column
+from mmrhub.scoring.output.tables import measure_names
 from mmrhub.scoring.request import ScoringRequest
 from mmrhub.terminal import printable
 
 TEST = "paired randomisation test (sign flips of per-query differences), two-sided"
 
 
-def sample_caption(request: ScoringRequest, truth) -> str:
-    """Said under every table scored on the bundled sample, so its numbers are never taken for the benchmark's."""
+def table_captions(request: ScoringRequest, truth, rows) -> str:
+    """Everything said under a table of scored rows: ``page_captions``, then the bundled sample."""
+    return page_captions(request, rows) + sample_caption(request, truth)
+
+
+def page_captions(request: ScoringRequest, rows) -> str:
+    """What the report's page says under its scores (the sample it says under its title): the table's unusual
+    columns, what was computed, the runs of random-weight checkpoints."""
+    return columns_caption(request.benchmark, rows) + computed_caption(request, rows) + random_weights_caption(rows)
+
+
+def compare_captions(request: ScoringRequest, truth, rows) -> str:
+    """What ``compare`` says after its footnote: its unusual measures, the queries scored 0, the runs of
+    random-weight checkpoints and the bundled sample."""
+    return (
+        columns_caption(request.benchmark, rows)
+        + missing_caption(rows)
+        + random_weights_caption(rows)
+        + sample_caption(request, truth)
+    )
+
+
+def sample_line(request: ScoringRequest, truth) -> str:
+    """Said wherever the bundled sample was scored, so its numbers are never taken for the benchmark's ('' on a
+    data folder)."""
     if not request.sample:
         return ""
     return (
-        f"\n\n_Bundled {request.benchmark.title} sample ({len(truth.query_ids)} queries), not the benchmark: its "
-        "numbers mean nothing. Pass --data-dir for the real data._"
+        f"Bundled {request.benchmark.title} sample ({len(truth.query_ids)} queries), not the benchmark: its numbers "
+        "mean nothing. Pass --data-dir for the real data."
+    )
+
+
+def sample_caption(request: ScoringRequest, truth) -> str:
+    """``sample_line`` under a table."""
+    line = sample_line(request, truth)
+    return f"\n\n_{line}_" if line else ""
+
+
+def columns_caption(benchmark: Benchmark, rows) -> str:
+    """A line defining each of the benchmark's footnoted measures (``Benchmark.footnoted``) that the table shows,
+    in the words of the metric's DEFINITIONS, the open rules named by their flags."""
+    shown = measure_names(rows[0].result) if rows else []
+    lines = []
+    for key in benchmark.footnoted:
+        name = key.split(" (")[0]  # "Hit@k (variant `hit`)": the measure is Hit@k
+        pattern = re.escape(name).replace("@k", r"@\d+")
+        if any(re.fullmatch(pattern, column) for column in shown):
+            lines.append(f"{name}: {_plain(benchmark.measures.DEFINITIONS[key], benchmark)}.")
+    return "".join(f"\n\n_{line}_" for line in lines)
+
+
+def _plain(definition: str, benchmark: Benchmark) -> str:
+    """A DEFINITIONS cell as a sentence: no Markdown table escapes, an option of the open rules as its flag."""
+    options = {option.name for option in benchmark.options}
+
+    def flag(match):
+        return f"--{match[1].replace('_', '-')}" if match[1] in options else match[0]
+
+    return re.sub(r"`(\w+)`", flag, definition.replace("\\|", "|"))
+
+
+def random_weights_caption(rows) -> str:
+    """The line naming the rows whose run's record says its model had random weights (``mmrhub.run_records``), or
+    ''."""
+    names = [row.name for row in rows if row.run is not None and made_with_random_weights(row.run.path)]
+    if not names:
+        return ""
+    runs = f"{names[0]} is a run" if len(names) == 1 else f"{', '.join(names)} are runs"
+    return (
+        f"\n\n_{runs} of a checkpoint with random weights (its folder holds {RANDOM_WEIGHTS}, as the tiny models of "
+        "scripts/make_tiny_models.py do): the numbers test the pipeline, never a model._"
     )
 
 
@@ -126,6 +198,15 @@ def footnote(comparison) -> str:
         notes.append(f"{measure} is tested on the {shown} of {comparison.queries} queries that define it.")
     notes += [f"{measure} has no per-query form and is not tested." for measure in comparison.untested]
     return " ".join(notes + ["Scores x100."])
+
+
+def summary_caption(comparison) -> str:
+    """The line under ``compare``'s summary: what its markers mean."""
+    p = corrected_column(comparison) or "p"
+    return (
+        f"_Each run's means x100, as mmrhub evaluate prints them; >a after a value: above run a's, {p} < "
+        f"{SUMMARY_ALPHA} in the pair's table below._"
+    )
 
 
 def _partial(comparison) -> dict:

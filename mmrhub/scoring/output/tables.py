@@ -128,6 +128,39 @@ def pair_rows(comparison, pair) -> list:
     return rows
 
 
+SUMMARY_ALPHA = 0.05  # the significance level of compare's summary markers
+
+
+def summary_rows(comparison, rows: list) -> list:
+    """``compare``'s summary of three runs or more as rows of cells, the heading first: a row per run, labelled a,
+    b, c..., with its means x100 as ``evaluate`` prints them; after a value, the labels of the runs it is above
+    with p < SUMMARY_ALPHA (the corrected p where the pair tables give one)."""
+    labels = [chr(ord("a") + i) if len(rows) <= 26 else str(i + 1) for i in range(len(rows))]
+    label = {row.name: labels[i] for i, row in enumerate(rows)}
+    corrected = corrected_column(comparison) is not None
+    above = {}  # (run name, measure) -> labels of the runs it is above
+    for pair in comparison.pairs:
+        for test in pair.tests:
+            p = test.corrected if corrected else test.p
+            if p is not None and p < SUMMARY_ALPHA and test.difference:
+                winner, loser = (pair.b, pair.a) if test.difference > 0 else (pair.a, pair.b)
+                above.setdefault((winner, test.measure), []).append(label[loser])
+    names = measure_names(rows[0].result)
+    lines = [["System", *names]]
+    for row in rows:
+        cells = []
+        for name in names:
+            beaten = sorted(above.get((row.name, name), []), key=labels.index)
+            cells.append(cell(row.result[name]) + (f" >{','.join(beaten)}" if beaten else ""))
+        lines.append([f"{printable(row.name)} ({label[row.name]})", *cells])
+    return lines
+
+
+def summary_table(comparison, rows: list) -> str:
+    """``summary_rows`` as a Markdown table."""
+    return markdown(summary_rows(comparison, rows))
+
+
 def pair_tables(comparison) -> list:
     """``compare``'s tables, one Markdown table per pair."""
     return [markdown(pair_rows(comparison, pair)) for pair in comparison.pairs]
