@@ -88,6 +88,9 @@ _DESCRIPTION = (
 # The challenge card states no licence; the parent M2KR benchmark
 # (BByrneLab/multi_task_multi_modal_knowledge_retrieval_benchmark_M2KR) is MIT.
 _LICENSE = "mit"
+# Its name as an MTEB task, the one the export card's snippet and mmrhub.mteb both give it (MTEB's any-to-any retrieval
+# tasks are named <dataset><query modalities>2<document modalities>Retrieval: image+text to image+text is IT2IT).
+MTEB_TASK = "M2KRIT2ITRetrieval"
 
 # The bundled sample: data/m2kr/ beside this file in the repository, mmrhub/data/m2kr/ in an installed wheel.
 SAMPLE_DIR = bundled_sample("m2kr")

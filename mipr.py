@@ -72,6 +72,9 @@ _DESCRIPTION = (
     "categories. 3,522 queries, 447,809 graded judgments (L1, L2, N1, N2, N3)."
 )
 _LICENSE = "apache-2.0"
+# Its name as an MTEB task, the one the export card's snippet and mmrhub.mteb both give it (MTEB's any-to-any retrieval
+# tasks are named <dataset><query modalities>2<document modalities>Retrieval: image+text to image+text is IT2IT).
+MTEB_TASK = "MIPRIT2ITRetrieval"
 
 SPLIT = "test"
 # What a local data_dir holds, for the advice when the Hub cannot be read.
