@@ -248,24 +248,13 @@ VIEW = View(
 # ---------------------------------------------------------------------------------------------------------------
 # The declaration
 
-# What each of MIPR's open rules decides (the metric card says which rules the MIPR repository's README fixes, and
-# why the defaults).
-READINGS = {
-    "no_l1": "a query without L1: zero = scores 0 on R-L1 and SC-R-L1 and stays in their means, skip = left out",
-    "recall_denominator": "R-L1@k's denominator: judged = |L1|, capped = min(k, |L1|)",
-    "covered_by": "what covers a category in SC-R-L1: L1 = an L1 item, judged = any judged item of an L1 category",
-    "category": "the leaf category: path = the whole treecate_full_path, leaf = its last segment",
-    "ideal": "nDCG's ideal DCG: cutoff = the k largest judged gains (trec_eval ndcg_cut), all = every judged gain",
-}
 
-# Why each default (the metric card gives the same reasons).
-WHY_DEFAULT = {
-    "no_l1": "trec_eval's rule: a query without relevant items scores 0 and stays in the mean",
-    "recall_denominator": "the MIPR README's R-L1 is recall of the judged L1 products, so of all of them",
-    "covered_by": "the measure is L1 recall: only an optimal (L1) product solves the need",
-    "category": "the MIPR README: treecate_full_path provides the leaf category",
-    "ideal": "trec_eval's ndcg_cut: the ideal ranking is cut at k, as the run is",
-}
+def reading_option(name: str, reading) -> Option:
+    """An open rule as the commands take it (``--name``), its help in the metric card's words (declared once, in
+    ``mipr_measures.READINGS``) without their Markdown."""
+    choices = ", ".join(f"{value} = {meaning}" for value, meaning in reading.choices.items())
+    words = f"{reading.decides}: {choices}; the default: {reading.why}"
+    return Option(name, tuple(reading.choices), words.replace("\\|", "|").replace("`", ""))
 
 
 def _builder() -> ModuleType:
@@ -295,10 +284,7 @@ MIPR = Benchmark(
     judgment_files=judgment_files,
     image_inputs=image_inputs,
     options=(
-        *(
-            Option(name, values, f"{READINGS[name]}; the default: {WHY_DEFAULT[name]}")
-            for name, values in mipr_measures.READINGS.items()
-        ),
+        *(reading_option(name, reading) for name, reading in mipr_measures.READINGS.items()),
         Option("order", ORDERS, "the oracle's order within a grade", oracle=True),
     ),
     breakdown=Breakdown("--by-category", "Top-level category", "by_category"),
