@@ -20,6 +20,7 @@ from mmrhub.scoring.score import read_valid_run  # noqa: E402
 SCRIPT = ROOT / "scripts" / "make_tiny_models.py"
 
 
+@pytest.mark.slow
 def test_the_script_writes_models_that_retrieve_runs_on(tmp_path):
     done = subprocess.run(
         [sys.executable, str(SCRIPT), str(tmp_path / "tiny")], capture_output=True, text=True, cwd=tmp_path
