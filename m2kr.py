@@ -64,9 +64,9 @@ from .mmr_cache import content_hash, content_key, key_of, metadata_key
 else:
     from mmr_cache import content_hash, content_key, key_of, metadata_key
 if __package__: \
-from .mmr_builder import SourceKeyedBuilder, hub_help, hub_offline, hub_problem
+from .mmr_builder import SourceKeyedBuilder, bundled_sample, hub_help, hub_offline, hub_problem
 else:
-    from mmr_builder import SourceKeyedBuilder, hub_help, hub_offline, hub_problem
+    from mmr_builder import SourceKeyedBuilder, bundled_sample, hub_help, hub_offline, hub_problem
 # fmt: on
 
 logger = logging.getLogger(__name__)
@@ -88,10 +88,12 @@ _DESCRIPTION = (
 # The challenge card states no licence; the parent M2KR benchmark
 # (BByrneLab/multi_task_multi_modal_knowledge_retrieval_benchmark_M2KR) is MIT.
 _LICENSE = "mit"
+# Its name as an MTEB task, the one the export card's snippet and mmrhub.mteb both give it (MTEB's any-to-any retrieval
+# tasks are named <dataset><query modalities>2<document modalities>Retrieval: image+text to image+text is IT2IT).
+MTEB_TASK = "M2KRIT2ITRetrieval"
 
 # The bundled sample: data/m2kr/ beside this file in the repository, mmrhub/data/m2kr/ in an installed wheel.
-_HERE = Path(__file__).resolve().parent
-SAMPLE_DIR = _HERE / "data" / "m2kr" if (_HERE / "data" / "m2kr").is_dir() else _HERE / "mmrhub" / "data" / "m2kr"
+SAMPLE_DIR = bundled_sample("m2kr")
 HUB_TABLES = "hf://datasets/Jingbiao/M2KR-WWW2025-Challenge"
 HUB_IMAGES = "hf://datasets/Jingbiao/M2KR-Challenge"
 # What a local data_dir holds, for the advice when the Hub cannot be read.
@@ -158,19 +160,13 @@ class M2kr(SourceKeyedBuilder, datasets.ArrowBasedBuilder):
     DEFAULT_CONFIG_NAME = "challenge_data"
 
     BENCHMARK = "M2KR"
-
-    def sample_dir(self) -> Path:
-        """The bundled sample (``SAMPLE_DIR``)."""
-        return SAMPLE_DIR
+    SAMPLE_DIR = SAMPLE_DIR
+    FEATURES = FEATURES
+    INFO = {"description": _DESCRIPTION, "citation": _CITATION, "license": _LICENSE}
 
     def source_hash(self, data_dir=None, images_dir=None, config_name=None, **kwargs) -> str:
         """The cache key's fingerprint of the sources config ``config_name`` reads (``cache_hash``)."""
         return cache_hash(data_dir, images_dir, config_name)
-
-    def _info(self):
-        return datasets.DatasetInfo(
-            description=_DESCRIPTION, features=FEATURES[self.config.name], citation=_CITATION, license=_LICENSE
-        )
 
     def _split_generators(self, dl_manager):
         # Validation runs here, not in _generate_tables: datasets would wrap its errors in DatasetGenerationError.
@@ -192,10 +188,6 @@ class M2kr(SourceKeyedBuilder, datasets.ArrowBasedBuilder):
             storage_options = _options_for(parts[0], options)
             table = add_images(table, name, [_absolute(part) for part in parts], storage_options)
         return [datasets.SplitGenerator(name=datasets.Split.TRAIN, gen_kwargs={"table": table})]
-
-    def _generate_tables(self, table):
-        for index, batch in enumerate(table.to_batches(max_chunksize=10_000)):
-            yield index, pa.Table.from_batches([batch])
 
 
 def tables_source(data_dir: Optional[str]) -> str:

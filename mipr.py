@@ -24,7 +24,6 @@ import os
 import sys
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import Optional
 
 import datasets
@@ -54,9 +53,9 @@ from .mmr_cache import content_hash, content_key, key_of, metadata_key
 else:
     from mmr_cache import content_hash, content_key, key_of, metadata_key
 if __package__: \
-from .mmr_builder import SourceKeyedBuilder, hub_help, hub_offline, hub_problem
+from .mmr_builder import SourceKeyedBuilder, bundled_sample, hub_help, hub_offline, hub_problem
 else:
-    from mmr_builder import SourceKeyedBuilder, hub_help, hub_offline, hub_problem
+    from mmr_builder import SourceKeyedBuilder, bundled_sample, hub_help, hub_offline, hub_problem
 # fmt: on
 
 logger = logging.getLogger(__name__)
@@ -73,13 +72,15 @@ _DESCRIPTION = (
     "categories. 3,522 queries, 447,809 graded judgments (L1, L2, N1, N2, N3)."
 )
 _LICENSE = "apache-2.0"
+# Its name as an MTEB task, the one the export card's snippet and mmrhub.mteb both give it (MTEB's any-to-any retrieval
+# tasks are named <dataset><query modalities>2<document modalities>Retrieval: image+text to image+text is IT2IT).
+MTEB_TASK = "MIPRIT2ITRetrieval"
 
 SPLIT = "test"
 # What a local data_dir holds, for the advice when the Hub cannot be read.
 LOCAL_LAYOUT = "holding mipr_query.jsonl, mipr_corpus.jsonl, mipr_annotation.jsonl and images/"
 # The bundled sample: data/mipr/ beside this file in the repository, mmrhub/data/mipr/ in an installed wheel.
-_HERE = Path(__file__).resolve().parent
-SAMPLE_DIR = _HERE / "data" / "mipr" if (_HERE / "data" / "mipr").is_dir() else _HERE / "mmrhub" / "data" / "mipr"
+SAMPLE_DIR = bundled_sample("mipr")
 
 # Linear nDCG gains of every grade; an unjudged product gains 0. The metric's own (metrics/mipr/mipr_measures.py)
 # are the same (a test holds them equal): the metric folder stands alone, so neither imports the other.
@@ -124,22 +125,13 @@ class Mipr(SourceKeyedBuilder, datasets.ArrowBasedBuilder):
     DEFAULT_CONFIG_NAME = "qrels"
 
     BENCHMARK = "MIPR"
-
-    def sample_dir(self) -> Path:
-        """The bundled sample (``SAMPLE_DIR``)."""
-        return SAMPLE_DIR
+    SAMPLE_DIR = SAMPLE_DIR
+    FEATURES = FEATURES
+    INFO = {"description": _DESCRIPTION, "citation": _CITATION, "license": _LICENSE}
 
     def source_hash(self, data_dir=None, config_name=None, **kwargs) -> str:
         """The cache key's fingerprint of the sources config ``config_name`` reads (``cache_hash``)."""
         return cache_hash(_data_dir(data_dir) if data_dir else None, config_name)
-
-    def _info(self):
-        return datasets.DatasetInfo(
-            description=_DESCRIPTION,
-            features=FEATURES[self.config.name],
-            citation=_CITATION,
-            license=_LICENSE,
-        )
 
     def _split_generators(self, dl_manager):
         # Validation runs here, not in _generate_tables: datasets would wrap its errors in DatasetGenerationError.
@@ -156,10 +148,6 @@ class Mipr(SourceKeyedBuilder, datasets.ArrowBasedBuilder):
                 check_images_exist(image_names, image_dir, shown, download_config, base)
             table = table.append_column("image", image_references(image_names, image_dir))
         return [datasets.SplitGenerator(name=datasets.Split.TEST, gen_kwargs={"table": table})]
-
-    def _generate_tables(self, table):
-        for index, batch in enumerate(table.to_batches(max_chunksize=10_000)):
-            yield index, pa.Table.from_batches([batch])
 
 
 def _data_dir(data_dir: Optional[str]) -> str:

@@ -1,6 +1,7 @@
 """What both builders (``mipr.py``, ``m2kr.py``) share, written once: the cache key folded from the sources, the
-bundled sample when no data_dir is given, the configs' infos from ``dataset_infos.json``, the Hub-offline test and
-the advice when the Hub cannot be read, and an unusable cache said in one line.
+bundled sample when no data_dir is given, each config's info (its features from the builder, the rest from
+``dataset_infos.json``), the tables written in batches, the Hub-offline test and the advice when the Hub cannot be
+read, and an unusable cache said in one line.
 
 A sibling of the builders: as a datasets < 4 loading script each builder imports it relatively (and datasets copies
 it beside the script), imported as a top-level module it has no package.
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Optional
 
 import datasets
+import pyarrow as pa
 
 # fmt: off
 if __package__: \
@@ -27,20 +29,31 @@ else:
 DATASETS_CACHE = "HF_HOME (or HF_DATASETS_CACHE, or cache_dir=)"
 
 
+def bundled_sample(name: str) -> Path:
+    """The bundled sample of benchmark ``name``: ``data/<name>/`` beside the builders in the repository,
+    ``mmrhub/data/<name>/`` in an installed wheel (a datasets 3.6 script's copy has neither)."""
+    here = Path(__file__).resolve().parent
+    return here / "data" / name if (here / "data" / name).is_dir() else here / "mmrhub" / "data" / name
+
+
 class SourceKeyedBuilder(VouchedCache):
     """A mixin for a builder (put it before ``datasets.ArrowBasedBuilder``) whose cache entries are keyed on its
-    sources and vouch for their bytes.
+    sources and vouch for their bytes, and whose configs each validate their table in ``_split_generators`` and
+    hand it whole to ``_generate_tables``.
 
-    A builder sets ``BENCHMARK`` (its name in messages) and defines ``sample_dir()`` (its bundled sample) and
-    ``source_hash(**kwargs)`` (the fingerprint of the builder's code and of the sources the config reads).
+    A builder sets ``BENCHMARK`` (its name in messages), ``SAMPLE_DIR``, ``FEATURES`` and ``INFO`` (below), and
+    defines ``source_hash(**kwargs)`` (the fingerprint of the builder's code and of the sources the config reads).
     """
 
     BENCHMARK = ""
+    SAMPLE_DIR: Optional[Path] = None  # the bundled sample, loaded when no data_dir is given
+    FEATURES: dict = {}  # config name -> its datasets.Features
+    INFO: dict = {}  # the DatasetInfo's description, citation and license
 
     def __init__(self, *args, hash: Optional[str] = None, **kwargs):
         # datasets keys its cache on ``hash`` (3.6: the script's code; 4+: None unless given) and would return old
         # rows after the data changed: fold a fingerprint of the sources into it, however the builder is called.
-        sample = self.sample_dir()
+        sample = self.SAMPLE_DIR
         if not kwargs.get("data_dir") and sample is not None and sample.is_dir():  # a 3.6 script's copy has none
             logging.getLogger(type(self).__module__).warning(
                 "No data_dir given: loading the bundled %s sample %s, not the benchmark.", self.BENCHMARK, sample
@@ -56,13 +69,17 @@ class SourceKeyedBuilder(VouchedCache):
                 raise
             raise said from None
 
-    def sample_dir(self) -> Optional[Path]:
-        """The bundled sample loaded when no data_dir is given (a datasets 3.6 script's copy has none)."""
-        raise NotImplementedError
-
     def source_hash(self, **kwargs) -> str:
         """The fingerprint of the builder's code and of the sources the config of ``kwargs`` reads."""
         raise NotImplementedError
+
+    def _info(self):
+        return datasets.DatasetInfo(features=self.FEATURES[self.config.name], **self.INFO)
+
+    def _generate_tables(self, table):
+        # the table _split_generators validated (datasets would wrap its errors in DatasetGenerationError here)
+        for index, batch in enumerate(table.to_batches(max_chunksize=10_000)):
+            yield index, pa.Table.from_batches([batch])
 
     @classmethod
     def get_all_exported_dataset_infos(cls):

@@ -162,11 +162,6 @@ def _bounded(name: str, handle, limit: int) -> bytes:
     return data
 
 
-def gunzip(name: str, data: bytes, limit: int = MAX_DECODED) -> bytes:
-    """``data`` gunzipped (every gzip member), refused past ``limit`` bytes."""
-    return decompress(name, data, "gzip", limit)
-
-
 def decompress(name: str, data: bytes, compression: str, limit: int = MAX_DECODED) -> bytes:
     """``data`` decompressed (every member or stream, as the command-line tools do), refused past ``limit`` bytes."""
     import bz2  # here: most inputs are plain

@@ -12,6 +12,10 @@ from typing import Protocol
 
 from mmrhub.data import SAMPLES
 
+# The dataset cards' code, one real (linted) Python file a snippet, read at export time by mmrhub/export/card.py,
+# which fills in its "{repo_id}", "{metric_space}" and "{mteb_task}".
+CARD_SNIPPETS = Path(__file__).resolve().parent / "benchmarks" / "card_snippets"
+
 
 @dataclass(frozen=True)
 class Side:
@@ -110,7 +114,7 @@ class Benchmark:
     image_inputs: Callable  # (data folder) -> the image folders and archives the builder and reports read
     options: tuple  # Option: the rules a user may choose
     breakdown: Breakdown
-    card: dict  # the export card's prose
+    card: dict  # the export card's prose, and its snippets' files (under CARD_SNIPPETS)
     mteb_tables: Callable  # (builder module, load) -> (config, Dataset) pairs in MTEB's layout
     qrels_tables: Callable  # (builder module, load) -> (name, Dataset) pairs of qrels rows, the metric's gains
     bundled_runs: tuple  # BundledRun: the first one's pools are the others' candidates and the oracle's

@@ -131,6 +131,7 @@ RUN_FORMATS = {
 # --- runs --------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(data=st.data(), kind=st.sampled_from(sorted(RUN_FORMATS)))
 def test_damaged_runs(capsys, tmp_path_factory, data, kind):
@@ -152,6 +153,7 @@ def test_damaged_kaggle_csvs(capsys, tmp_path_factory, data):
     holds_the_invariants(capsys, ["evaluate", "m2kr", run], [run], [run, M2KR_SAMPLE])
 
 
+@pytest.mark.slow
 @settings(SETTINGS, max_examples=10)
 @given(data=st.data())
 def test_damaged_runs_through_oracle_compare_and_report(capsys, tmp_path_factory, data):

@@ -123,6 +123,37 @@ def test_the_reranker_shares_the_embedders_inputs_not_its_module():
     } == {}
 
 
+def environment_reads(path: Path) -> list:
+    """The names of environment variables a file reads (``os.environ[...]``, ``os.environ.get(...)``,
+    ``os.getenv(...)``), at any depth."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        target = None
+        if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "os.environ":
+            target = node.slice
+        elif isinstance(node, ast.Call) and ast.unparse(node.func) in ("os.environ.get", "os.getenv") and node.args:
+            target = node.args[0]
+        if isinstance(target, ast.Constant):
+            names.append(target.value)
+    return names
+
+
+def test_commands_read_no_environment_and_the_rank_is_read_once():
+    """commands/ stay argparse only: no command reads an environment variable; the launcher's RANK is read by
+    ``distributed.Context.from_launcher`` alone."""
+    assert {
+        str(p.relative_to(PACKAGE)): environment_reads(p) for p in modules_under("commands") if environment_reads(p)
+    } == {}
+    readers = [str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py") if "RANK" in environment_reads(path)]
+    assert readers == ["retrieve/distributed.py"]
+
+
+def test_the_environment_check_sees_a_read(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text('import os\n\n\ndef f():\n    return os.environ.get("RANK", "0"), os.environ["HOME"]\n')
+    assert sorted(environment_reads(bad)) == ["HOME", "RANK"]
+
+
 def test_the_direction_test_sees_a_violation(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("def f():\n    from mmrhub.commands.arguments import scoring_request\n", encoding="utf-8")

@@ -83,7 +83,7 @@ def test_a_gzipped_run_is_read_as_its_plain_twin(tmp_path):
 def test_a_gzip_bomb_is_bounded():
     data = gzip.compress(b"\n" * 10_000)
     with pytest.raises(InputError, match=re.escape("x.gz: decompresses to more than 100 bytes; expected at most")):
-        mmr_inputs.gunzip("x.gz", data, limit=100)
+        mmr_inputs.decompress("x.gz", data, "gzip", limit=100)
 
 
 def test_a_cr_only_trec_run_is_read_line_by_line(tmp_path):

@@ -24,7 +24,7 @@ EXAMPLE = {
 }
 
 metric = evaluate.load(str(METRIC_FILE))
-READINGS = sys.modules[type(metric).__module__].READINGS  # each open rule's readings, the default first
+READINGS = sys.modules[type(metric).__module__].READINGS  # each open rule, its readings the default first
 
 
 def cells(text) -> list:
@@ -78,7 +78,10 @@ with gr.Blocks(title="MIPR metric") as demo:
     )
     k = gr.Textbox(value=",".join(map(str, EXAMPLE["k"])), label="k (cutoffs, comma-separated)")
     with gr.Row():
-        options = [gr.Dropdown(list(values), value=values[0], label=name) for name, values in READINGS.items()]
+        options = [
+            gr.Dropdown(list(reading.choices), value=reading.default, label=name, info=reading.decides)
+            for name, reading in READINGS.items()
+        ]
     button = gr.Button("Compute", variant="primary")
     scores = gr.JSON(label="scores")
     button.click(compute, inputs=[queries, k, *options], outputs=scores, api_name="compute")

@@ -24,10 +24,7 @@ Scores ranked product lists against the MIPR judgments (the card defines each me
 | gains L1=2 and L2=1, unjudged 0; rank = position in the list | fixed by the MIPR README |
 | R-L1: recall of judged L1 items; Hit-L1: an L1 in the top k; SC-R-L1: coverage of the judged L1 leaf categories, and SC-R-L1@k* over the queries with at least two | fixed by the MIPR README |
 | N1-N3 gain 0; discount 1/log2(rank+1); means over queries; ideal DCG 0 scores 0; the oracle's tiers | our reading (the card says why) |
-""" + "".join(
-    f"| `{name}`: {' or '.join(values)} | our reading; default {values[0]} (the card says why) |\n"
-    for name, values in READINGS.items()
-)
+""" + "".join(reading.row(name) + "\n" for name, reading in READINGS.items())
 
 _KWARGS_DESCRIPTION = """
 Args:
@@ -85,11 +82,11 @@ class Mipr(evaluate.Metric):
         query_ids=None,
         k=DEFAULT_K,
         per_query=False,
-        no_l1="zero",
-        recall_denominator="judged",
-        covered_by="L1",
-        category="path",
-        ideal="cutoff",
+        no_l1=READINGS["no_l1"].default,
+        recall_denominator=READINGS["recall_denominator"].default,
+        covered_by=READINGS["covered_by"].default,
+        category=READINGS["category"].default,
+        ideal=READINGS["ideal"].default,
     ):
         qrels = Qrels(references, grades, categories, query_ids=query_ids)
         return evaluate_run(

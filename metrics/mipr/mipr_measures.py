@@ -1,5 +1,7 @@
 """MIPR measures: judgments prepared once, then each run is a (queries x depth) matrix of judged gains."""
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyarrow.compute as pc
 
@@ -23,26 +25,76 @@ DEFINITIONS = {
     ),
     "SC-R-L1@k*": "SC-R-L1@k averaged only over queries with at least two L1 categories (2,664 in the real data)",
 }
-# The rules the MIPR README leaves open, as keyword options: their values, the default (today's behaviour) first.
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A rule the MIPR README leaves open, taken as a keyword option (as ir_measures' ``ParamInfo`` declares a
+    measure's parameter): what it decides, each reading and what it means (the default first), what the source
+    says of it, and why the default. Markdown, as ``DEFINITIONS``: the metric card and this module's description
+    show ``row()`` (a test holds the card equal), the commands' help the same words."""
+
+    decides: str
+    choices: dict  # reading -> what it means; the first is the default
+    status: str  # what the MIPR README says of the rule
+    why: str  # why the default
+
+    @property
+    def default(self) -> str:
+        """The first reading."""
+        return next(iter(self.choices))
+
+    def row(self, name: str) -> str:
+        """The metric card's table row of the option ``name``."""
+        readings = " or ".join(f"`{value}` ({meaning})" for value, meaning in self.choices.items())
+        return f"| `{name}` ({self.decides}): {readings} | {self.status}; default `{self.default}`: {self.why} |"
+
+
 READINGS = {
-    "no_l1": ("zero", "skip"),
-    "recall_denominator": ("judged", "capped"),
-    "covered_by": ("L1", "judged"),
-    "category": ("path", "leaf"),
-    "ideal": ("cutoff", "all"),
+    "no_l1": Reading(
+        "a query without L1",
+        {"zero": "it scores 0 on R-L1@k and SC-R-L1@k and stays in those means", "skip": "it is left out of them"},
+        "our reading",
+        "trec_eval's rule, a query without relevant items scores 0 and stays in the mean",
+    ),
+    "recall_denominator": Reading(
+        "R-L1@k's denominator",
+        {"judged": "\\|L1\\|", "capped": "min(k, \\|L1\\|)"},
+        "our reading, arguably fixed (above)",
+        "recall of the judged L1 products, so of all of them",
+    ),
+    "covered_by": Reading(
+        "what covers a category in SC-R-L1",
+        {
+            "L1": "only an L1 item in the top k covers its category",
+            "judged": "any judged item whose category is one of the query's L1 categories",
+        },
+        "our reading",
+        "the measure is L1 recall, only an optimal product solves the need",
+    ),
+    "category": Reading(
+        "the leaf category",
+        {"path": "the whole `treecate_full_path`", "leaf": "its last segment, split at `-`"},
+        "our reading",
+        "the MIPR README says `treecate_full_path` provides the leaf category",
+    ),
+    "ideal": Reading(
+        "nDCG's ideal DCG",
+        {"cutoff": "of the k largest judged gains", "all": "of all judged gains"},
+        "our reading",
+        "trec_eval's `ndcg_cut`, the ideal ranking is cut at k as the run is",
+    ),
 }
 
 
 def check_readings(readings):
     """Keyword options -> the value of every open rule, defaults filled in."""
     for name, value in readings.items():
-        if value not in READINGS.get(name, ()):
-            raise ValueError(
-                f"{name}={value!r}: expected one of {list(READINGS[name])}"
-                if name in READINGS
-                else f"unknown option {name!r}; expected one of {list(READINGS)}"
-            )
-    return {name: readings.get(name, values[0]) for name, values in READINGS.items()}
+        if name not in READINGS:
+            raise ValueError(f"unknown option {name!r}; expected one of {list(READINGS)}")
+        if value not in list(READINGS[name].choices):
+            raise ValueError(f"{name}={value!r}: expected one of {list(READINGS[name].choices)}")
+    return {name: readings.get(name, reading.default) for name, reading in READINGS.items()}
 
 
 def distinct(keys):

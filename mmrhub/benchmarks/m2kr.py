@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 from m2kr_format import CONFIG_NAMES
 from m2kr_format import SPLIT
 from m2kr_format import read_config
+from mmrhub.declaration import CARD_SNIPPETS
 from mmrhub.declaration import Benchmark
 from mmrhub.declaration import Breakdown
 from mmrhub.declaration import BundledRun
@@ -147,17 +148,7 @@ CARD = {
         "About 47% of the queries carry a question; the others are image-only. 601 queries have more than one "
         "positive passage; such a query scores a recall of 1 at k only when all its positives are in its top k."
     ),
-    "evaluate": """\
-```python
-import evaluate
-from datasets import load_dataset
-
-answers = load_dataset("{repo_id}", "challenge_answers", split="train")
-run = {{...}}  # your ranking: question_id -> passage_ids, best first
-predictions = [run[question_id] for question_id in answers["question_id"]]
-metric = evaluate.load("{metric_space}")
-print(metric.compute(predictions=predictions, references=answers["pos_item_ids"]))
-```""",
+    "evaluate_snippet": CARD_SNIPPETS / "m2kr_evaluate.py",
     "mteb_metrics": (
         "MTEB's `recall_at_k` is the track's Recall@k exactly (every positive scores 1, and a query scores its "
         "share of positives found, so a query with several positives scores 1 only with all of them in the top "
@@ -171,47 +162,9 @@ print(metric.compute(predictions=predictions, references=answers["pos_item_ids"]
 Needs `pip install "mteb>=2" pillow` (mteb decodes the images with Pillow but does not install it). The task
 below uses mteb 2's public API only; `mteb.evaluate` takes any MTEB model in place of `Ranking()`
 (`mteb.get_model("openai/clip-vit-base-patch32")`, say). With mmrhub, the package that wrote this export, the
-task is `mmrhub.mteb.M2KRRetrieval`, and `mmrhub mteb m2kr --model NAME` runs an MTEB model and prints
-the track's table.
-
-```python
-import mteb
-from mteb.abstasks import AbsTaskRetrieval
-from mteb.models import ModelMeta
-
-run = {{...}}  # your ranking: question_id -> {{passage_id: similarity}}
-
-
-class M2KR(AbsTaskRetrieval):
-    \"\"\"M2KR: recall_at_k is the track's Recall@k (a query scores its share of positives in the top k).\"\"\"
-
-    metadata = mteb.TaskMetadata(
-        name="M2KR",
-        description="An image, with an optional question, retrieves its passages (text and screenshot).",
-        dataset={{"path": "{repo_id}", "revision": "main"}},
-        type="Any2AnyRetrieval",
-        category="it2it",
-        modalities=["image", "text"],
-        eval_langs=["eng-Latn"],
-        main_score="recall_at_5",
-    )
-
-
-class Ranking:
-    \"\"\"A fixed ranking as a model MTEB evaluates (mteb.SearchProtocol).\"\"\"
-
-    mteb_model_meta = ModelMeta.create_empty({{"name": "your-org/your-model", "modalities": ["image", "text"]}})
-
-    def index(self, corpus, **kwargs):
-        pass
-
-    def search(self, queries, **kwargs):
-        return {{qid: run[qid] for qid in queries["id"]}}
-
-
-scores = mteb.evaluate(Ranking(), M2KR(), cache=None).task_results[0].scores["test"][0]
-print({{"Recall@1": scores["recall_at_1"], "Recall@3": scores["recall_at_3"], "Recall@5": scores["recall_at_5"]}})
-```""",
+task is `mmrhub.mteb.{mteb_task}`, and `mmrhub mteb m2kr --model NAME` runs an MTEB model and prints
+the track's table.""",
+    "mteb_snippet": CARD_SNIPPETS / "m2kr_mteb.py",
 }
 
 

@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 from mipr_format import IMAGE_DIRS
 from mipr_format import SOURCE_FILES
 from mipr_format import read_config
+from mmrhub.declaration import CARD_SNIPPETS
 from mmrhub.declaration import Benchmark
 from mmrhub.declaration import Breakdown
 from mmrhub.declaration import BundledRun
@@ -199,22 +200,7 @@ CARD = {
         "solution categories are the annotated ones, not an exhaustive list of all possible solutions. It is an "
         "evaluation benchmark with no training split."
     ),
-    "evaluate": """\
-```python
-import evaluate
-from datasets import load_dataset
-
-qrels = load_dataset("{repo_id}", "qrels", split="test")
-corpus = load_dataset("{repo_id}", "corpus", split="test").select_columns(["item_id", "treecate_full_path"])
-category = dict(zip(corpus["item_id"], corpus["treecate_full_path"]))
-references = [[item["item_id"] for item in row["items"]] for row in qrels]
-grades = [[item["final_grade"] for item in row["items"]] for row in qrels]
-categories = [[category[item["item_id"]] for item in row["items"]] for row in qrels]
-run = {{...}}  # your ranking: query idx -> product item_ids, best first
-predictions = [run[idx] for idx in qrels["idx"]]
-metric = evaluate.load("{metric_space}")
-print(metric.compute(predictions=predictions, references=references, grades=grades, categories=categories, k=[10]))
-```""",
+    "evaluate_snippet": CARD_SNIPPETS / "mipr_evaluate.py",
     "mteb_metrics": (
         "On the `qrels` config MTEB's `ndcg_at_10` is MIPR's nDCG@10 (the scores are the grade gains L1=2, L2=1). "
         "MTEB's `recall_at_k` and `hit_rate_at_k` on `qrels` count L2 products as relevant too, so they are not "
@@ -229,64 +215,9 @@ print(metric.compute(predictions=predictions, references=references, grades=grad
 Needs `pip install "mteb>=2" pillow` (mteb decodes the images with Pillow but does not install it). The task
 below uses mteb 2's public API only; `mteb.evaluate` takes any MTEB model in place of `Ranking()`
 (`mteb.get_model("openai/clip-vit-base-patch32")`, say). With mmrhub, the package that wrote this export, the
-task is `mmrhub.mteb.MIPRRetrieval`, and `mmrhub mteb mipr --model NAME` runs an MTEB model and prints
-MIPR's full table, SC-R-L1 included.
-
-```python
-import mteb
-from datasets import load_dataset
-from mteb.abstasks import AbsTaskRetrieval
-from mteb.models import ModelMeta
-
-run = {{...}}  # your ranking: query id -> {{product id: similarity}}
-
-
-class MIPR(AbsTaskRetrieval):
-    \"\"\"MIPR: on `qrels` (gains L1=2, L2=1) ndcg_at_k is nDCG@k; on `qrels-l1` recall_at_k and hit_rate_at_k are
-    R-L1@k and Hit-L1@k over the queries with an L1 judgment.\"\"\"
-
-    def __init__(self, qrels="qrels"):
-        super().__init__()
-        self.qrels = qrels
-
-    def dataset_transform(self, num_proc=None, **kwargs):
-        judged = {{}}
-        for row in load_dataset("{repo_id}", self.qrels, split="test"):
-            judged.setdefault(row["query-id"], {{}})[row["corpus-id"]] = row["score"]
-        self.dataset["default"]["test"]["relevant_docs"] = judged
-
-    metadata = mteb.TaskMetadata(
-        name="MIPR",
-        description="An image and a question retrieve the products (image and title) that meet the need.",
-        dataset={{"path": "{repo_id}", "revision": "main"}},
-        type="Any2AnyRetrieval",
-        category="it2it",
-        modalities=["image", "text"],
-        eval_langs=["zho-Hans"],
-        main_score="ndcg_at_10",
-    )
-
-
-class Ranking:
-    \"\"\"A fixed ranking as a model MTEB evaluates (mteb.SearchProtocol).\"\"\"
-
-    mteb_model_meta = ModelMeta.create_empty({{"name": "your-org/your-model", "modalities": ["image", "text"]}})
-
-    def index(self, corpus, **kwargs):
-        pass
-
-    def search(self, queries, **kwargs):
-        return {{qid: run[qid] for qid in queries["id"]}}
-
-
-def scores(qrels):
-    return mteb.evaluate(Ranking(), MIPR(qrels), cache=None).task_results[0].scores["test"][0]
-
-
-graded, l1_only = scores("qrels"), scores("qrels-l1")
-print({{"nDCG@10": graded["ndcg_at_10"], "R-L1@10": l1_only["recall_at_10"],
-       "Hit-L1@1": l1_only["hit_rate_at_1"], "Hit-L1@10": l1_only["hit_rate_at_10"]}})
-```""",
+task is `mmrhub.mteb.{mteb_task}`, and `mmrhub mteb mipr --model NAME` runs an MTEB model and prints
+MIPR's full table, SC-R-L1 included.""",
+    "mteb_snippet": CARD_SNIPPETS / "mipr_mteb.py",
 }
 
 
@@ -317,24 +248,13 @@ VIEW = View(
 # ---------------------------------------------------------------------------------------------------------------
 # The declaration
 
-# What each of MIPR's open rules decides (the metric card says which rules the MIPR repository's README fixes, and
-# why the defaults).
-READINGS = {
-    "no_l1": "a query without L1: zero = scores 0 on R-L1 and SC-R-L1 and stays in their means, skip = left out",
-    "recall_denominator": "R-L1@k's denominator: judged = |L1|, capped = min(k, |L1|)",
-    "covered_by": "what covers a category in SC-R-L1: L1 = an L1 item, judged = any judged item of an L1 category",
-    "category": "the leaf category: path = the whole treecate_full_path, leaf = its last segment",
-    "ideal": "nDCG's ideal DCG: cutoff = the k largest judged gains (trec_eval ndcg_cut), all = every judged gain",
-}
 
-# Why each default (the metric card gives the same reasons).
-WHY_DEFAULT = {
-    "no_l1": "trec_eval's rule: a query without relevant items scores 0 and stays in the mean",
-    "recall_denominator": "the MIPR README's R-L1 is recall of the judged L1 products, so of all of them",
-    "covered_by": "the measure is L1 recall: only an optimal (L1) product solves the need",
-    "category": "the MIPR README: treecate_full_path provides the leaf category",
-    "ideal": "trec_eval's ndcg_cut: the ideal ranking is cut at k, as the run is",
-}
+def reading_option(name: str, reading) -> Option:
+    """An open rule as the commands take it (``--name``), its help in the metric card's words (declared once, in
+    ``mipr_measures.READINGS``) without their Markdown."""
+    choices = ", ".join(f"{value} = {meaning}" for value, meaning in reading.choices.items())
+    words = f"{reading.decides}: {choices}; the default: {reading.why}"
+    return Option(name, tuple(reading.choices), words.replace("\\|", "|").replace("`", ""))
 
 
 def _builder() -> ModuleType:
@@ -365,10 +285,7 @@ MIPR = Benchmark(
     judgment_files=judgment_files,
     image_inputs=image_inputs,
     options=(
-        *(
-            Option(name, values, f"{READINGS[name]}; the default: {WHY_DEFAULT[name]}")
-            for name, values in mipr_measures.READINGS.items()
-        ),
+        *(reading_option(name, reading) for name, reading in mipr_measures.READINGS.items()),
         Option("order", ORDERS, "the oracle's order within a grade", oracle=True),
     ),
     breakdown=Breakdown("--by-category", "Top-level category", "by_category"),

@@ -6,7 +6,6 @@ top-50, our rows printed beside the published ones.
 torch is imported only when the command runs.
 """
 
-import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -171,6 +170,7 @@ def run(args) -> int:
     """Retrieve, rerank, then print the table of both runs and the oracle of the embedding's pools."""
     retrieve_options, rerank_options = pipeline_options(args)
     from mmrhub.retrieve import pipeline as retrieval
+    from mmrhub.retrieve.distributed import Context
     from mmrhub.retrieve.rerank import pipeline as reranking
     from mmrhub.scoring.output.captions import model_caption
     from mmrhub.scoring.output.captions import pools_caption
@@ -182,7 +182,7 @@ def run(args) -> int:
 
     retrieval.run(retrieve_options)
     reranking.run(rerank_options)
-    if int(os.environ.get("RANK", "0")) != 0:
+    if not Context.from_launcher().is_main:
         return 0  # the other processes of torchrun / accelerate only embedded and scored their shards
 
     data = retrieve_options.data

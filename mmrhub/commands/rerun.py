@@ -81,6 +81,8 @@ def run(args) -> int:
     said = set()
     report(differences(recorded, now, asked), said, "before the run")
 
+    from mmrhub.retrieve.distributed import Context  # torch, as the pipelines
+
     if recorded["command"] == "retrieve":
         from mmrhub.retrieve.pipeline import run as run_pipeline
     else:
@@ -88,7 +90,7 @@ def run(args) -> int:
     code = run_pipeline(options)
     if code:
         return code
-    if int(os.environ.get("RANK", "0")) != 0:
+    if not Context.from_launcher().is_main:
         return 0
 
     repeated = json.loads(meta_path(output).read_text(encoding="utf-8"))

@@ -2,6 +2,7 @@
 sections of the Hugging Face dataset card template, filled from the builder and what was written."""
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import datasets
 from datasets.info import DatasetInfosDict
@@ -188,6 +189,15 @@ def summary(text: dict, configs: list, sample: bool) -> str:
     )
 
 
+def snippet(path, **fields) -> str:
+    """A card snippet's file (real Python, linted) as a fenced code block, its ``"{field}"`` placeholders filled
+    in (``repo_id``, ``metric_space``, ``mteb_task``)."""
+    code = Path(path).read_text(encoding="utf-8")
+    for name, value in fields.items():
+        code = code.replace("{" + name + "}", value)
+    return f"```python\n{code}```"
+
+
 def measure_table(definitions: dict) -> str:
     """The measures as the metric card and the repository README show them: a Markdown table, a row each."""
     rows = "".join(f"| {name} | {definition} |\n" for name, definition in definitions.items())
@@ -206,6 +216,7 @@ def render(
 ) -> str:
     """The full README.md text; parsing it with ``huggingface_hub.DatasetCard`` gives back ``card_data``."""
     text = benchmark.card
+    fields = {"repo_id": repo_id, "metric_space": metric_space, "mteb_task": module.MTEB_TASK}
     license = getattr(module, "_LICENSE", DEFAULT_LICENSE)
     data = card_data(text, configs, default_config, license, mteb, sample)
     load_lines = "\n".join(
@@ -221,11 +232,11 @@ def render(
             f'loaders.RetrievalDatasetLoader("{repo_id}", revision="main", split="{configs[-1].split}")`) '
             "read.\n\n" + text["mteb_metrics"]
         )
-        evaluate = text["mteb_evaluate"]
+        evaluate = text["mteb_evaluate"].format(**fields) + "\n\n" + snippet(text["mteb_snippet"], **fields)
     else:
         format_note = "one Parquet folder per config, images embedded as bytes."
         structure = "One config per table, each with a single split; the default config is marked below."
-        evaluate = text["evaluate"]
+        evaluate = snippet(text["evaluate_snippet"], **fields)
     body = _TEMPLATE.format(
         pretty_name=data.pretty_name,
         summary=summary(text, configs, sample),
@@ -235,7 +246,7 @@ def render(
         format_note=format_note,
         sources=text.get("sources", "- **Source data:** the official release of the benchmark."),
         load_lines=load_lines,
-        evaluate=evaluate.format(repo_id=repo_id, metric_space=metric_space),
+        evaluate=evaluate,
         structure=structure,
         configs_table=configs_table(configs, default_config),
         grades=grades_section(module, mteb),

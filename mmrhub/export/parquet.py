@@ -310,20 +310,13 @@ def binary_array(values: list) -> pa.Array:
     return pa.Array.from_buffers(pa.binary(), len(values), [None, offsets, pa.py_buffer(b"".join(values))])
 
 
-def embed_batch(
-    table: pa.Table, features: datasets.Features, checks: ImageChecks, source: RowSource, offset: int = 0
-) -> pa.Table:
-    """The storage ``embed_table_storage(table)`` gives, with the files of top-level Image columns read in
-    parallel, checked (inside the data folder, an image signature) and each keeping its own file name.
-    ``offset``: the batch's first row, for messages."""
-    return start_embedding(table, features, checks, source, offset)()
-
-
 def start_embedding(
     table: pa.Table, features: datasets.Features, checks: ImageChecks, source: RowSource, offset: int = 0
 ):
-    """``embed_batch``, its file reads and checks started now: the function returned gathers them into the batch
-    (the writer writes one batch while the next one's files are read and checked)."""
+    """The storage ``embed_table_storage(table)`` gives, with the files of top-level Image columns read in
+    parallel, checked (inside the data folder, an image signature) and each keeping its own file name; the reads
+    and checks start now, and the function returned gathers them into the batch (the writer writes one batch while
+    the next one's files are read and checked). ``offset``: the batch's first row, for messages."""
     columns = [name for name, feature in features.items() if require_storage_embed(feature)]
     if any(not isinstance(features[name], datasets.Image) for name in columns):
         return lambda: embed_table_storage(table)

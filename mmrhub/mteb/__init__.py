@@ -2,12 +2,12 @@
 run the benchmark's metrics score (``predictions``), and ``mmrhub mteb`` (``pipeline``), which does both for any MTEB
 model.
 
-    from mmrhub.mteb import MIPRRetrieval, M2KRRetrieval
+    from mmrhub.mteb import MIPRIT2ITRetrieval, M2KRIT2ITRetrieval
 
 Importing this package is cheap: mteb (seconds to import) is imported when a task class is first asked for.
 """
 
-_TASK_NAMES = ("MIPRRetrieval", "M2KRRetrieval", "ExportRetrieval", "TASKS")
+_TASK_NAMES = ("MIPRIT2ITRetrieval", "M2KRIT2ITRetrieval", "ExportRetrieval", "TASKS")
 __all__ = list(_TASK_NAMES)
 
 

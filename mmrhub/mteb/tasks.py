@@ -2,14 +2,14 @@
 layout: a folder written by ``mmrhub export {mipr,m2kr} OUT --format mteb``, or that folder pushed to the Hub.
 
     import mteb
-    from mmrhub.mteb import MIPRRetrieval
+    from mmrhub.mteb import MIPRIT2ITRetrieval
 
-    task = MIPRRetrieval("exports/mipr-mteb")  # or a Hub repo id: MIPRRetrieval("org/mipr-mteb", revision="main")
+    task = MIPRIT2ITRetrieval("exports/mipr-mteb")  # or its Hub repo: ("org/mipr-mteb", revision="main")
     result = mteb.evaluate(mteb.get_model("openai/clip-vit-base-patch32"), task, prediction_folder="predictions")
 
 Any model object ``mteb.evaluate`` takes works: a registered model's name through ``mteb.get_model``, a
 sentence-transformers model, or an object of mteb's ``EncoderProtocol`` or ``SearchProtocol``. MTEB's scores are
-MTEB's (``MIPRRetrieval.same_as`` names the ones that are a benchmark measure by definition); for the benchmark's
+MTEB's (``MIPRIT2ITRetrieval.same_as`` names the ones that are a benchmark measure by definition); for the benchmark's
 own table, SC-R-L1 included, turn the saved predictions into a run (``mmrhub.mteb.predictions``) and score it with
 ``mmrhub evaluate``, or run ``mmrhub mteb mipr --model NAME``, which does both.
 
@@ -80,7 +80,7 @@ class ExportRetrieval(AbsTaskRetrieval):
         return max(self.k_values)
 
 
-class MIPRRetrieval(ExportRetrieval):
+class MIPRIT2ITRetrieval(ExportRetrieval):
     """MIPR: an image and a Chinese question retrieve the products (image and title) that meet the need.
 
     On the export's ``qrels`` (score = the grade's gain, L1=2, L2=1, others 0) MTEB's ``ndcg_at_k`` is MIPR's
@@ -96,7 +96,7 @@ class MIPRRetrieval(ExportRetrieval):
     )
 
     metadata = TaskMetadata(
-        name="MIPRRetrieval",
+        name=mipr.MTEB_TASK,
         description=(
             "MIPR: reasoning-intensive multimodal intent-to-product retrieval in Chinese e-commerce. A query is a "
             "situational image and a free-form question; the corpus holds Taobao products (image and title); the "
@@ -119,7 +119,7 @@ class MIPRRetrieval(ExportRetrieval):
     )
 
 
-class M2KRRetrieval(ExportRetrieval):
+class M2KRIT2ITRetrieval(ExportRetrieval):
     """M2KR WWW 2025 challenge: an image, with an optional question, retrieves its passages (text and screenshot).
 
     MTEB's ``recall_at_k`` is the track's Recall@k (every positive scores 1), and ``hit_rate_at_k`` the Hit@k
@@ -135,7 +135,7 @@ class M2KRRetrieval(ExportRetrieval):
     )
 
     metadata = TaskMetadata(
-        name="M2KRRetrieval",
+        name=m2kr.MTEB_TASK,
         description=(
             "M2KR WWW 2025 challenge (Task 2 of Track 1, EReL@MIR): for each image or image+question query, "
             "retrieve its passages from a shared pool of Wikipedia-like passages with web screenshots."
@@ -158,4 +158,5 @@ class M2KRRetrieval(ExportRetrieval):
     )
 
 
-TASKS = {task.benchmark_name: task for task in (MIPRRetrieval, M2KRRetrieval)}
+# Each class is named as its task (``metadata.name``, the builder's MTEB_TASK), as MTEB names its own.
+TASKS = {task.benchmark_name: task for task in (MIPRIT2ITRetrieval, M2KRIT2ITRetrieval)}

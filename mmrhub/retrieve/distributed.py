@@ -29,21 +29,25 @@ class Context:
         """More than one process."""
         return self.world_size > 1
 
+    @classmethod
+    def from_launcher(cls, device=torch.device("cpu")) -> "Context":
+        """This process's rank and world size as the launcher set them (RANK, WORLD_SIZE; one process without a
+        launcher): the one place they are read."""
+        return cls(int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1")), torch.device(device))
+
 
 def setup(device=None) -> Context:
     """Join the process group when launched with WORLD_SIZE > 1 (NCCL on CUDA, gloo on CPU)."""
-    world_size = int(os.environ.get("WORLD_SIZE", "1"))
-    rank = int(os.environ.get("RANK", "0"))
-    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     if device is None:
+        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
         device = f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
-    device = torch.device(device)
-    if device.type == "cuda":
-        torch.cuda.set_device(device)
-    if world_size > 1 and not dist.is_initialized():
-        cuda = device.type == "cuda"
-        dist.init_process_group(backend="nccl" if cuda else "gloo", device_id=device if cuda else None)
-    return Context(rank=rank, world_size=world_size, device=device)
+    context = Context.from_launcher(device)
+    if context.device.type == "cuda":
+        torch.cuda.set_device(context.device)
+    if context.distributed and not dist.is_initialized():
+        cuda = context.device.type == "cuda"
+        dist.init_process_group(backend="nccl" if cuda else "gloo", device_id=context.device if cuda else None)
+    return context
 
 
 def launched(runtime, work):

@@ -19,7 +19,6 @@ from mmr_inputs import open_regular
 from mmrhub.writing import new_entry
 
 FORMAT = 5  # bump when what is stored changes
-MANIFEST = mmr_cache.ENTRY
 
 
 def cache_root() -> Path:

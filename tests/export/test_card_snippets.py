@@ -10,6 +10,7 @@ from _export_helpers import builder_module
 from _paths import ROOT
 
 from mmrhub.benchmarks import BENCHMARKS
+from mmrhub.declaration import CARD_SNIPPETS
 from mmrhub.scoring.score import read_valid_run
 from mmrhub.scoring.score import score
 
@@ -112,3 +113,49 @@ def test_mteb_snippet_uses_the_public_api_and_names_what_to_install(benchmark, e
     assert not any(part.startswith("_") for module in modules for part in module.split("."))
     section = (folder / "README.md").read_text(encoding="utf-8").split("### How to evaluate", 1)[1]
     assert 'pip install "mteb>=2" pillow' in section.split("```python", 1)[0]  # mteb decodes images, needs Pillow
+
+
+def snippet_files(benchmark: str, format: str) -> list:
+    text = BENCHMARKS[benchmark].card
+    return [text["mteb_snippet"] if format == "mteb" else text["evaluate_snippet"]]
+
+
+@pytest.mark.parametrize("benchmark,format", list(PRINTED))
+def test_the_cards_code_is_the_snippet_file(benchmark, format, exported):  # noqa: F811 (fixture)
+    """The card shows the linted file as it is, its placeholders filled in with the export's names."""
+    (path,) = snippet_files(benchmark, format)
+    assert path.parent == CARD_SNIPPETS and path.is_file()
+    card = (exported(benchmark, format) / "README.md").read_text(encoding="utf-8")
+    section = card.split("### How to evaluate", 1)[1].split("\n### ", 1)[0]
+    shown = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    repo = f"your-org/{benchmark}" + ("-mteb" if format == "mteb" else "")
+    fields = {
+        "repo_id": repo,
+        "metric_space": f"your-org/{benchmark}",
+        "mteb_task": builder_module(benchmark).MTEB_TASK,
+    }
+    expected = path.read_text(encoding="utf-8")
+    for name, value in fields.items():
+        expected = expected.replace("{" + name + "}", value)
+    assert shown == expected
+    assert not re.search(r"\{(repo_id|metric_space|mteb_task)\}", card)  # every placeholder filled in
+
+
+def test_every_snippet_file_is_shown_by_a_card():
+    shown = {path for benchmark, format in PRINTED for path in snippet_files(benchmark, format)}
+    assert shown == set(CARD_SNIPPETS.glob("*.py"))
+
+
+@pytest.mark.parametrize("benchmark", ["mipr", "m2kr"])
+def test_one_mteb_task_name_for_the_card_and_mmrhub_mteb(benchmark, exported):  # noqa: F811 (fixture)
+    """Results of the card's task and of ``mmrhub.mteb``'s are filed under one name: the builder's MTEB_TASK,
+    also the name of mmrhub's task class, as MTEB names its own."""
+    pytest.importorskip("mteb", minversion="2", reason="mmrhub.mteb's tasks need mteb 2 (the mteb extra)")
+    from mmrhub.mteb import TASKS
+
+    name = builder_module(benchmark).MTEB_TASK
+    code = card_snippet(exported(benchmark, "mteb"))
+    assert re.findall(r'^        name="([^"]+)",$', code, re.M) == [name]
+    task = TASKS[benchmark]
+    assert task.metadata.name == task.__name__ == name
+    assert re.fullmatch(r"[A-Z0-9]+IT2ITRetrieval", name) and task.metadata.category == "it2it"

@@ -334,6 +334,7 @@ sys.exit(main(["export", "mipr", sys.argv[1], "--data-dir", sys.argv[2]]))
 """
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_export_exits_130_without_waiting_for_every_read(data, tmp_path):
     out = tmp_path / "out" / "mipr"
     started = time.monotonic()

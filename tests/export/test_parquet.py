@@ -13,8 +13,8 @@ import mmrhub.export.parquet as parquet
 from mmrhub.export.parquet import ImageChecks
 from mmrhub.export.parquet import RowSource
 from mmrhub.export.parquet import binary_array
-from mmrhub.export.parquet import embed_batch
 from mmrhub.export.parquet import file_name
+from mmrhub.export.parquet import start_embedding
 from mmrhub.export.parquet import write_split
 
 
@@ -22,7 +22,7 @@ def test_embedded_storage_equals_datasets_embed_table_storage():
     corpus = mipr.load("corpus")
     table = corpus.with_format("arrow")[:]
     checks = ImageChecks()
-    ours = embed_batch(table, corpus.features, checks, RowSource("corpus"))
+    ours = start_embedding(table, corpus.features, checks, RowSource("corpus"))()
     checks.shutdown()
     theirs = embed_table_storage(table)
     assert ours.schema == theirs.schema

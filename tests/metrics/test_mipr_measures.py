@@ -56,7 +56,9 @@ def test_every_measure_matches_plain_loops(seed):
     assert 0 < result["num_multi_category_queries"] < len(query_ids)
 
 
-ALL_READINGS = [dict(zip(MIPR.READINGS, values)) for values in itertools.product(*MIPR.READINGS.values())]
+ALL_READINGS = [
+    dict(zip(MIPR.READINGS, values)) for values in itertools.product(*(r.choices for r in MIPR.READINGS.values()))
+]
 
 
 @pytest.mark.parametrize("reading", ALL_READINGS, ids=lambda r: "-".join(r.values()))
@@ -77,23 +79,39 @@ def test_each_reading_changes_the_scores_of_the_random_data():
     query_ids, judged, grades, categories, rankings = random_mipr(13)
     default = score(query_ids, judged, grades, categories, rankings, k=(3,))
     assert default == score(query_ids, judged, grades, categories, rankings, k=(3,), **ALL_READINGS[0])
-    for name, values in MIPR.READINGS.items():
-        other = score(query_ids, judged, grades, categories, rankings, k=(3,), **{name: values[1]})
+    for name, reading in MIPR.READINGS.items():
+        other = score(query_ids, judged, grades, categories, rankings, k=(3,), **{name: list(reading.choices)[1]})
         assert other != default, name
 
 
 def test_readings_are_data_with_a_reason_for_each_default():
-    assert MIPR.READINGS == {
+    assert {name: tuple(reading.choices) for name, reading in MIPR.READINGS.items()} == {
         "no_l1": ("zero", "skip"),
         "recall_denominator": ("judged", "capped"),
         "covered_by": ("L1", "judged"),
         "category": ("path", "leaf"),
         "ideal": ("cutoff", "all"),
     }
-    from mmrhub.benchmarks.mipr import READINGS as MIPR_READINGS
-    from mmrhub.benchmarks.mipr import WHY_DEFAULT as MIPR_WHY_DEFAULT
+    for reading in MIPR.READINGS.values():
+        assert reading.decides and reading.status.startswith("our reading") and reading.why
+        assert all(reading.choices.values()) and reading.default == next(iter(reading.choices))
 
-    assert set(MIPR_WHY_DEFAULT) == set(MIPR_READINGS) == set(MIPR.READINGS) and all(MIPR_WHY_DEFAULT.values())
+
+def test_the_commands_take_each_reading_as_declared():
+    """Each open rule is declared once: the commands' options are its name, its readings (the default first) and
+    the card's words without their Markdown."""
+    from mmrhub.benchmarks import MIPR as BENCHMARK
+
+    options = {option.name: option for option in BENCHMARK.options if not option.oracle}
+    assert list(options) == list(MIPR.READINGS)
+    for name, reading in MIPR.READINGS.items():
+        assert options[name].choices == tuple(reading.choices) and options[name].default == reading.default
+        words = options[name].help
+        assert "`" not in words and "\\|" not in words and reading.why.replace("`", "") in words
+        assert all(
+            value in words and meaning.replace("`", "").replace("\\|", "|") in words
+            for value, meaning in reading.choices.items()
+        )
 
 
 @pytest.mark.parametrize(

@@ -78,7 +78,7 @@ def test_space_starts_and_computes_the_card_example(name, tmp_path, monkeypatch)
     assert app.EXAMPLE == example  # the page opens on the card's example
     table = {"headers": COLUMNS[name], "data": [[json.dumps(example[c][i]) for c in COLUMNS[name]] for i in range(2)]}
     k = ",".join(map(str, example.get("k", M2KR.DEFAULT_K)))  # M2KR's example keeps the default cutoffs
-    options = [values[0] for values in app.READINGS.values()] if name == "mipr" else [example["variants"]]
+    options = [reading.default for reading in app.READINGS.values()] if name == "mipr" else [example["variants"]]
     repeated = {**table, "data": [[json.dumps(["a", "a"]), *row[1:]] for row in table["data"]]}
     port = free_port()
     app.demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)

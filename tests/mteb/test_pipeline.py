@@ -6,11 +6,13 @@ import json
 
 import pytest
 
+import m2kr
+import mipr
 from mmrhub.cli import main
 
 MODEL = "mteb/baseline-random-encoder"
 TOP_K = 20
-TASKS = {"mipr": "MIPRRetrieval", "m2kr": "M2KRRetrieval"}
+TASKS = {"mipr": mipr.MTEB_TASK, "m2kr": m2kr.MTEB_TASK}  # the names MTEB files results under
 SAMPLE_QUERIES = {"mipr": 27, "m2kr": 30}
 MAIN = {"mipr": ("ndcg_at_10", "nDCG@10"), "m2kr": ("recall_at_5", "Recall@5")}
 DIFFERENCES = {

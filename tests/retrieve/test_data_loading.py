@@ -56,6 +56,7 @@ def assert_same_features(ours: dict, theirs: dict):
             assert ours[key] == value, key
 
 
+@pytest.mark.slow
 def test_worker_batches_are_the_main_process_inputs(st_model, sides):
     """Batches built by two DataLoader workers hold, part by part, the very tensors that sentence-transformers'
     encode_query / encode_document give the model for the same items (the path the main process took before), and

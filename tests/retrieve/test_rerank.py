@@ -168,6 +168,7 @@ def test_commands_register_without_importing_torch():
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
+@pytest.mark.slow
 def test_the_run_says_how_it_was_made(tmp_path, reranker, capsys):
     instruction = "Find what solves the need."
     rerank(tmp_path, *sample_options(reranker, tmp_path, "--prompt", instruction, "--max-length", 2000))

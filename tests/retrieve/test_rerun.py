@@ -33,6 +33,7 @@ def recorded(tmp_path_factory):
     return {"folder": folder, "data": data, "model": model, "run": run}
 
 
+@pytest.mark.slow
 def test_the_record_holds_every_option_and_input(recorded):
     meta = json.loads((recorded["folder"] / "runs" / "tiny.json.meta.json").read_text())
     options = meta["options"]
@@ -61,6 +62,7 @@ def test_the_record_holds_every_option_and_input(recorded):
     assert meta["model"]["exif_orientation"] == "ignore" and meta["model"]["similarity"].startswith("float32")
 
 
+@pytest.mark.slow
 def test_rerun_makes_the_same_run_and_names_nothing_else(recorded, capsys):
     from mmrhub.cli import main
 
@@ -75,6 +77,7 @@ def test_rerun_makes_the_same_run_and_names_nothing_else(recorded, capsys):
     assert json.loads((again.parent / "tiny.rerun.json.meta.json").read_text())["rerun_of"] == str(meta)
 
 
+@pytest.mark.slow
 def test_rerun_names_each_difference_in_the_environment_and_inputs(recorded, tmp_path, capsys):
     from mmrhub.cli import main
 

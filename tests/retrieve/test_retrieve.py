@@ -47,6 +47,7 @@ def st_model(tmp_path_factory, sample_texts):
     return build_tiny_sentence_transformer(tmp_path_factory.mktemp("st"), sample_texts)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["transformers", "sentence-transformers"])
 def test_run_is_valid_and_a_corpus_item_finds_itself(backend, request, tmp_path, mipr_dir, capsys):
     model = request.getfixturevalue("clip_model" if backend == "transformers" else "st_model")
@@ -120,6 +121,7 @@ def test_image_only_query_is_the_image_vector(tmp_path, mipr_dir, clip_model):
     np.testing.assert_allclose(list(got.values()), np.sort(expected)[::-1][:5], atol=1e-5)
 
 
+@pytest.mark.slow
 def test_second_run_reuses_cached_corpus_embeddings(tmp_path, mipr_dir, clip_model, capsys):
     options = (
         "mipr",
@@ -145,6 +147,7 @@ def test_second_run_reuses_cached_corpus_embeddings(tmp_path, mipr_dir, clip_mod
     assert third_stats["phases"]["embed corpus"]["items"] == mipr_dir["num_corpus"]
 
 
+@pytest.mark.slow
 def test_rerank_keeps_each_baseline_pool(tmp_path, clip_model, capsys):
     baseline = MIPR_EMBEDDING
     _, run, stats = retrieve(
@@ -168,6 +171,7 @@ def test_unknown_candidate_is_reported(tmp_path, clip_model):
         retrieve(tmp_path, "mipr", "--backend", "transformers", "--model", clip_model, "--candidates", path)
 
 
+@pytest.mark.slow
 def test_m2kr_sample_with_image_only_queries(tmp_path, clip_model, capsys):
     import m2kr
 
@@ -219,6 +223,7 @@ def test_cli_registers_retrieve_without_importing_torch():
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
+@pytest.mark.slow
 def test_default_run_files_never_replace_another_models_run(tmp_path, clip_model, monkeypatch):
     """runs/<benchmark>_<folder name>.json: a second folder of the same name is refused, the same folder replaces
     its own run, and a file that no run of ours wrote is left alone."""

@@ -24,6 +24,7 @@ rule = score.refuse_run_of_other_data
 SCRIPT = ROOT / "scripts" / "make_tiny_models.py"
 
 
+@pytest.mark.slow
 def test_the_script_writes_models_that_retrieve_runs_on(tmp_path, capsys, monkeypatch):
     done = subprocess.run(
         [sys.executable, str(SCRIPT), str(tmp_path / "tiny")], capture_output=True, text=True, cwd=tmp_path

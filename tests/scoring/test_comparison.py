@@ -15,8 +15,8 @@ from mmrhub.scoring.compare.comparison import compare_runs
 from mmrhub.scoring.compare.comparison import index_pairs
 from mmrhub.scoring.compare.corrections import adjust
 from mmrhub.scoring.compare.corrections import holm
-from mmrhub.scoring.compare.significance import pair_tests
-from mmrhub.scoring.compare.significance import paired_randomisation_ps
+from mmrhub.scoring.compare.significance import pairs_tests
+from mmrhub.scoring.compare.significance import randomisation_ps
 from mmrhub.scoring.output.captions import footnote
 from mmrhub.scoring.output.tables import pair_rows
 from mmrhub.scoring.score import Scored
@@ -102,7 +102,7 @@ def scored(name, per_query: dict, aggregate: dict = None) -> Scored:
 def test_randomisation_p_matches_the_exhaustive_enumeration(diff):
     if len(diff) == 3:
         assert exact_p(diff) == 2 / 8  # only all-plus and all-minus reach |mean| = 1
-    (p,) = paired_randomisation_ps(np.array(diff, dtype=float)[:, None], permutations=200000, seed=3)
+    (p,) = randomisation_ps([np.array(diff, dtype=float)], permutations=200000, seed=3)
     assert p == pytest.approx(exact_p(diff), abs=0.005)
 
 
@@ -110,7 +110,7 @@ def test_one_sign_matrix_gives_each_column_its_own_test():
     rng = np.random.default_rng(1)
     diffs = rng.normal(0.1, 1, size=(40, 3))
     diffs[:, 2] = 0  # a measure on which the runs agree: p = 1, and the others are unaffected
-    ps = paired_randomisation_ps(diffs, permutations=2500, seed=5)
+    ps = randomisation_ps(list(diffs.T), permutations=2500, seed=5)
     assert ps == [former_p(np.zeros(40), diffs[:, i], 2500, 5) for i in range(3)]
     assert ps[2] == 1.0
 
@@ -121,7 +121,7 @@ def test_pair_tests_equal_the_former_code_measure_by_measure_even_where_queries_
     b = {m: list(rng.random(8)) for m in ("x", "y", "z")}
     a["y"][1] = b["y"][5] = None  # y: defined on 6 queries
     b["z"][0] = None  # z: on 7 others
-    tests = pair_tests(a, b, ["x", "y", "z"], permutations=3000, seed=9)
+    (tests,) = pairs_tests([(a, b)], ["x", "y", "z"], permutations=3000, seed=9)
     for measure, (_, _, _, p, queries) in tests.items():
         both = [(x, y) for x, y in zip(a[measure], b[measure]) if x is not None and y is not None]
         assert queries == len(both)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from _paths import ROOT
 
+import mmr_cache
 from mmrhub.benchmarks import MIPR
 from mmrhub.cli import main
 from mmrhub.scoring import judgment_cache
@@ -63,7 +64,7 @@ def test_an_entry_copied_over_another_is_rebuilt(data, tmp_path):
     shutil.rmtree(second)
     shutil.copytree(first, second)  # the first folder's entry under the second folder's key
     assert MIPR.read_truth(data).judgments.gain.tolist() == expected
-    assert json.loads((second / judgment_cache.MANIFEST).read_text())["key"] == second.name
+    assert json.loads((second / mmr_cache.ENTRY).read_text())["key"] == second.name
 
 
 def test_an_entry_holding_another_entrys_tables_is_rebuilt(data):

@@ -178,6 +178,7 @@ def damaged_runs(draw) -> bytes:
 @settings(
     max_examples=600, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
+@pytest.mark.slow
 @given(text=damaged_runs())
 def test_damaged_runs_are_read_in_pieces_exactly_as_whole(tmp_path, monkeypatch, text):
     path = tmp_path / "run.json"

@@ -6,14 +6,13 @@ import pytest
 
 from mmrhub.scoring.compare import significance
 from mmrhub.scoring.compare.comparison import compare_runs
-from mmrhub.scoring.compare.significance import pair_tests
-from mmrhub.scoring.compare.significance import paired_randomisation_ps
 from mmrhub.scoring.compare.significance import pairs_tests
+from mmrhub.scoring.compare.significance import randomisation_ps
 from mmrhub.scoring.score import Scored
 
 
 def before_ps(diffs, permutations=10000, seed=0, chunk=1000):
-    """paired_randomisation_ps before this change: one matrix-vector product per measure."""
+    """The p-values of the columns of ``diffs`` before this change: one matrix-vector product per measure."""
     columns = np.asarray(diffs, dtype=float).T.copy()
     count = columns.shape[1]
     tested = columns.any(axis=1)
@@ -31,7 +30,7 @@ def before_ps(diffs, permutations=10000, seed=0, chunk=1000):
 
 
 def before_pair_tests(a, b, measures, permutations, seed):
-    """pair_tests before this change: measures grouped by the queries both runs define, signs drawn per pair."""
+    """One pair's tests before this change: measures grouped by the queries both runs define, signs drawn per pair."""
     columns = {}
     for name in measures:
         x = np.array([np.nan if v is None else v for v in a[name]], dtype=float)
@@ -83,7 +82,7 @@ def test_p_values_equal_the_code_before_on_random_data(queries, permutations, se
     found = pairs_tests(pairs, MEASURES, permutations, seed)
     for (a, b), tests in zip(pairs, found):
         assert tests == before_pair_tests(a, b, MEASURES, permutations, seed)  # means, p and counts, exactly
-        assert pair_tests(a, b, MEASURES, permutations, seed) == tests
+        assert pairs_tests([(a, b)], MEASURES, permutations, seed) == [tests]
     assert all(tests["same"][3] == 1.0 for tests in found)
     assert len({tests[name][3] for tests in found for name in MEASURES}) > 10
 
@@ -91,7 +90,7 @@ def test_p_values_equal_the_code_before_on_random_data(queries, permutations, se
 def test_one_product_for_all_columns_equals_one_per_column():
     rng = np.random.default_rng(4)
     diffs = np.column_stack([rng.normal(0.05, 1, 700), rng.integers(-1, 2, 700), np.zeros(700), rng.random(700)])
-    assert paired_randomisation_ps(diffs, 4000, 11) == before_ps(diffs, 4000, 11)
+    assert randomisation_ps(list(diffs.T), 4000, 11) == before_ps(diffs, 4000, 11)
 
 
 def test_the_sign_matrix_is_drawn_once_a_command(monkeypatch):

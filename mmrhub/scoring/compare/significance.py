@@ -4,13 +4,6 @@ queries, drawn once for every pair and measure of a command, and one matrix prod
 import numpy as np
 
 
-def paired_randomisation_ps(diffs, permutations: int = 10000, seed: int = 0, chunk: int = 1000) -> list:
-    """p-value of each column's mean of ``diffs`` (queries x measures) under random sign flips of its rows, every
-    column under the same flips; (hits + 1) / (permutations + 1), and 1.0 for a column of zeros."""
-    columns = np.asarray(diffs, dtype=float).T
-    return randomisation_ps(list(columns), permutations, seed, chunk)
-
-
 def randomisation_ps(columns: list, permutations: int = 10000, seed: int = 0, chunk: int = 1000) -> list:
     """p-value of the mean of each 1-D array of ``columns`` (per-query differences) under random sign flips; the
     columns of one length share one sign matrix, drawn once from ``seed``, so each p equals the one-column test's.
@@ -38,11 +31,6 @@ def randomisation_ps(columns: list, permutations: int = 10000, seed: int = 0, ch
         for index, h in zip(indices, hits.tolist()):
             ps[index] = (h + 1) / (permutations + 1)
     return ps
-
-
-def pair_tests(a: dict, b: dict, measures: list, permutations: int, seed: int) -> dict:
-    """``pairs_tests`` of one pair."""
-    return pairs_tests([(a, b)], measures, permutations, seed)[0]
 
 
 def pairs_tests(pairs: list, measures: list, permutations: int, seed: int) -> list:

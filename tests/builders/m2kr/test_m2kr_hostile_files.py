@@ -302,7 +302,7 @@ def test_the_bundled_sample_is_the_default_of_load_and_of_the_builder(tmp_path, 
 
 
 def test_without_data_dir_or_sample_says_what_to_pass(tmp_path, monkeypatch):
-    monkeypatch.setattr(m2kr, "SAMPLE_DIR", tmp_path / "no-sample")  # a datasets 3.6 script's copy
+    monkeypatch.setattr(m2kr.M2kr, "SAMPLE_DIR", tmp_path / "no-sample")  # a datasets 3.6 script's copy
     builder = m2kr.M2kr(config_name="challenge_answers", cache_dir=str(tmp_path))
     message = (
         "No data_dir given, and no bundled sample beside this script: pass data_dir= a local folder laid out like "
