@@ -35,9 +35,9 @@ from .mmr_inputs import InputError, open_regular
 else:
     from mmr_inputs import InputError, open_regular
 if __package__: \
-from .mmr_remote import RangeReader, RemoteChanged, is_local, state_of
+from .mmr_remote import RangeReader, RemoteChanged, is_http, is_local, state_of
 else:
-    from mmr_remote import RangeReader, RemoteChanged, is_local, state_of
+    from mmr_remote import RangeReader, RemoteChanged, is_http, is_local, state_of
 if __package__: \
 from .mmr_cache import cache_root, key_of, read_entry, sign
 else:
@@ -159,20 +159,23 @@ _DOWNLOAD_ADVICE = (
 )
 
 
-def open_parts(fs, parts, names=None) -> PartsFile:
+def open_parts(fs, parts, names=None, fresh: bool = True) -> PartsFile:
     """The parts on ``fs``, in order, as one file (``names``: the parts as messages call them, e.g. URLs); a
-    missing part is named. Nothing is read: a remote part's size and version come from one HEAD (``fs.info``)."""
+    missing part is named. Nothing is read: a remote part's size and version come from one HEAD (``fs.info``), or
+    with ``fresh=False`` from the last one this process made (each read then checks the version it is sent)."""
     names = list(names or parts)
     readers = []
     for part, name in zip(parts, names):
         try:
             if is_local(fs):
                 size, version = fs.size(part), None
+            elif not fresh and name in _STATES:
+                size, version = _STATES[name]
             else:
-                size, version = state_of(fs, part, name)
-        except FileNotFoundError as err:
-            where = "" if is_local(fs) else f" ({str(err).split(': ', 1)[-1].split(';')[0]})"
-            raise FileNotFoundError(f"Archive part {name} is missing{where}.") from None
+                size, version = _STATES[name] = state_of(fs, part, name)
+        except FileNotFoundError:
+            answer = " (the server answered 404 Not Found)" if is_http(fs) else ""
+            raise FileNotFoundError(f"Archive part {name} is missing{answer}.") from None
         opener = _open_local if is_local(fs) else None
         readers.append(RangeReader(fs, part, name, size, version, advice=_DOWNLOAD_ADVICE, opener=opener))
     return PartsFile(readers)
@@ -451,8 +454,9 @@ def check_local_headers(virtual: PartsFile, archive: zipfile.ZipFile, members, l
 
 _DIRECTORY_FORMAT = "m2kr split-zip directory 1"  # bump when what an entry holds changes
 _DIRECTORY_FILE = "directory.bin"
-_TAIL_READ = 1 << 17  # the first read from the end: the end records, and the whole directory of a small archive
+_END_PROBE = 1 << 12  # the first read from the end: the end records (zip64 ones too) and a short comment
 _ARCHIVES = {}  # this process's parsed directories, by key
+_STATES = {}  # this process's last (size, version) of each remote part, by name
 
 
 def directory_folder(key: str) -> Path:
@@ -486,15 +490,21 @@ def forget_directory(virtual: PartsFile):
     """Drop the parts' directory from this process and from the cache (a part changed on its server)."""
     key = key_of(_DIRECTORY_FORMAT, virtual.state())
     _ARCHIVES.pop(key, None)
+    for name, _, _ in virtual.state():
+        _STATES.pop(name, None)
     shutil.rmtree(directory_folder(key), ignore_errors=True)
 
 
 def _read_directory(virtual: PartsFile) -> tuple:
     """``(start, bytes)``: the archive from its zip directory to its end, in one or two reads (one per part)."""
     total = sum(virtual.sizes)
-    first = min(total, _TAIL_READ)
+    first = min(total, _END_PROBE)
     tail = virtual.pread(total - first, first)
     ends = _end_records(tail)
+    if not ends and first < total:  # an archive comment longer than the probe: read up to the longest one
+        more = min(total, _END_PROBE + _END_SIZE + 0xFFFF)
+        tail = virtual.pread(total - more, more - first) + tail
+        first, ends = more, _end_records(tail)
     if not ends:
         return total - first, tail  # zipfile says what is wrong, reading what it needs
     at = ends[0]  # the last one, as zipfile takes it
@@ -553,10 +563,12 @@ class SplitZipFileSystem(AbstractArchiveFileSystem):
             raise ValueError(f"{PROTOCOL}:// needs the archive parts: {PROTOCOL}://<member>::<part>|<part>|...")
         target = fsspec.filesystem(target_protocol or "file", **(target_options or {}))
         self.fo = fo
-        names = fo.split("|")
-        self.parts = [target._strip_protocol(part) for part in names]
+        self.parts = [target._strip_protocol(part) for part in fo.split("|")]
+        # As the builder names them (hf://..., http://...): fsspec's URL chain may have stripped the protocol.
+        names = [target.unstrip_protocol(part) for part in self.parts]
         self.label = self.parts[0] if is_local(target) else names[0]
-        self._virtual = open_parts(target, self.parts, self.parts if is_local(target) else names)
+        # Sizes and versions as this process last saw them: no HEAD per worker thread (each read checks the ETag).
+        self._virtual = open_parts(target, self.parts, self.parts if is_local(target) else names, fresh=False)
         try:
             self.zip = open_archive(self._virtual, self.parts if is_local(target) else names)
         except Exception:
