@@ -279,3 +279,34 @@ def test_a_member_whose_bytes_changed_fails_its_crc_remotely(served):
         reader.version = None  # as from a server that gives no ETag: the CRC is what catches it
     with pytest.raises(M2krDataError, match=r"has CRC-32 \w+ where the zip directory lists"):
         fs.open(PASSAGE_MEMBERS[3][0]).read()
+
+
+def _in_workers(dataset, context):
+    torch = pytest.importorskip("torch")
+    loader = torch.utils.data.DataLoader(
+        dataset, batch_size=8, num_workers=2, collate_fn=list, multiprocessing_context=context
+    )
+    return [row for batch in loader for row in batch]
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        "fork",
+        # spawned workers import torch and datasets afresh (tens of seconds); they open the members through the
+        # fsspec.specs entry point, with the directory from $HF_HOME/mmrhub (one HEAD per part, no GET of it)
+        pytest.param("spawn", marks=pytest.mark.slow),
+    ],
+)
+def test_dataloader_workers_read_one_range_per_image(served, tables, tmp_path, context):
+    dataset = load("challenge_passage", tables, served.file_url("images"), tmp_path).select(range(0, 300, 10))
+    served.reset()
+    rows = _in_workers(dataset, context)
+    expected = expected_images()
+    assert [fingerprint(row["image"]) for row in rows] == [expected[row["passage_id"]] for row in rows]
+    assert len(rows) == 30 and len(served.gets("Web_Image")) == 30
+    assert served.sent() == sum(
+        end - start for start, end in (SPANS[f"Web_Image/{row['page_screenshot']}"] for row in rows)
+    )
+    heads = [request for request in served.requests if request.method == "HEAD"]
+    assert len(heads) == (0 if context == "fork" else 6)  # a spawned worker asks each part's state once
