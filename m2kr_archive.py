@@ -56,6 +56,7 @@ _INFLATE_CHUNK = 1 << 20
 _MAX_STORED = MAX_MEMBER_BYTES + (1 << 20)  # the most data a member within the bounds can store (deflate adds a little)
 # Neighbouring members are read together when the bytes between them cost less than a request (read_members).
 COALESCE_GAP = 1 << 16
+COALESCE_WASTE = 0.2
 COALESCE_MAX = 64 << 20
 
 
@@ -368,19 +369,27 @@ def read_member(virtual: PartsFile, archive: zipfile.ZipFile, info: zipfile.ZipI
 
 
 def read_members(virtual: PartsFile, archive: zipfile.ZipFile, infos, label: str, gap: int = None) -> dict:
-    """``{name: bytes}`` of many members, neighbours read together: spans whose gap is at most ``gap`` bytes
-    (``COALESCE_GAP``; a request costs more than that many bytes) share one read of at most ``COALESCE_MAX``."""
+    """``{name: bytes}`` of many members, neighbours read together: a span joins the read before it when the gap
+    between them is at most ``gap`` bytes (``COALESCE_GAP``, less than a request costs) and the read's gaps stay
+    within ``COALESCE_WASTE`` of its members' bytes, up to ``COALESCE_MAX`` bytes a read."""
     gap = COALESCE_GAP if gap is None else gap
     unique = {info.filename: info for info in infos}.values()
     spans = sorted(((member_span(archive, info), info) for info in unique), key=lambda pair: pair[0])
     found, index = {}, 0
     while index < len(spans):
         (start, end), last = spans[index][0], index
+        wanted = end - start
         while last + 1 < len(spans):
             (next_start, next_end) = spans[last + 1][0]
-            if next_start - end > gap or next_end - start > COALESCE_MAX:
+            skipped = max(0, next_start - end)
+            joined = max(end, next_end) - start
+            if (
+                skipped > gap
+                or joined > COALESCE_MAX
+                or joined - wanted - (next_end - next_start) > COALESCE_WASTE * (wanted + next_end - next_start)
+            ):
                 break
-            end, last = max(end, next_end), last + 1
+            end, last, wanted = max(end, next_end), last + 1, wanted + next_end - next_start
         data = virtual.pread(start, end - start)
         for (span_start, span_end), info in spans[index : last + 1]:
             found[info.filename] = member_bytes(virtual, info, data[span_start - start : span_end - start], label)

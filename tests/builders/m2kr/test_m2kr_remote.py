@@ -310,3 +310,17 @@ def test_dataloader_workers_read_one_range_per_image(served, tables, tmp_path, c
     )
     heads = [request for request in served.requests if request.method == "HEAD"]
     assert len(heads) == (0 if context == "fork" else 6)  # a spawned worker asks each part's state once
+
+
+def test_coalescing_moves_at_most_a_fifth_more_than_the_members(range_server):
+    members = [(f"Web_Image/{index:04d}.png", bytes([index % 251]) * 1000) for index in range(60)]
+    parts = split_zip(range_server.root, members, ["Web_Image.zip.001"])
+    spans = member_spans(members)
+    fs = m2kr_archive.SplitZipFileSystem(fo=range_server.file_url(parts[0].name), target_protocol="http")
+    names = [name for name, _ in members]
+    for wanted, requests in ((names[0:20:2], 10), (names[20:30] + names[31:33], 1)):
+        range_server.reset()
+        assert fs.cat(wanted) == {name: data for name, data in members if name in wanted}
+        span_bytes = sum(spans[name][1] - spans[name][0] for name in wanted)
+        assert len(range_server.gets()) == requests
+        assert span_bytes <= range_server.sent() <= 1.2 * span_bytes
