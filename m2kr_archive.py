@@ -4,6 +4,10 @@
 on any fsspec filesystem, without extracting or joining them. Members are untrusted: names, links, encryption,
 compression method, size and ratio are checked, and every read is bounded and checked against its CRC-32.
 
+Each member is read with one exact read of its local header and data: one range request for remote parts
+(``http(s)://``, ``hf://``, through ``mmr_remote``), whose zip directory is read once per process and kept in
+``$HF_HOME/mmrhub/zip-directories/``, keyed on each part's size and version.
+
 Needs only fsspec, so a DataLoader worker started with "spawn" resolves the protocol through the package's
 ``fsspec.specs`` entry point without importing ``datasets``. ``m2kr.py`` imports it (and, as a datasets loading
 script, has it copied beside itself).
