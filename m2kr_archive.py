@@ -179,8 +179,13 @@ def open_parts(fs, parts, names=None, fresh: bool = True) -> PartsFile:
             else:
                 size, version = _STATES[name] = state_of(fs, part, name)
         except FileNotFoundError:
+            if is_local(fs):
+                raise FileNotFoundError(f"Archive part {name} is missing.") from None
             answer = " (the server answered 404 Not Found)" if is_http(fs) else ""
-            raise FileNotFoundError(f"Archive part {name} is missing{answer}.") from None
+            raise FileNotFoundError(
+                f"Archive part {name} is missing{answer}: check images_dir= (--images-dir), the folder holding "
+                "the parts."
+            ) from None
         opener = _open_local if is_local(fs) else None
         readers.append(RangeReader(fs, part, name, size, version, advice=_DOWNLOAD_ADVICE, opener=opener))
     return PartsFile(readers)

@@ -181,7 +181,7 @@ def test_a_missing_part_is_one_line(range_server, tables, tmp_path):
         load("challenge_passage", tables, range_server.file_url("images"), tmp_path)
     assert str(caught.value) == (
         f"Archive part {range_server.file_url('images/Web_Image.zip.001')} is missing (the server answered 404 Not "
-        "Found)."
+        "Found): check images_dir= (--images-dir), the folder holding the parts."
     )
 
 
@@ -324,3 +324,16 @@ def test_coalescing_moves_at_most_a_fifth_more_than_the_members(range_server):
         span_bytes = sum(spans[name][1] - spans[name][0] for name in wanted)
         assert len(range_server.gets()) == requests
         assert span_bytes <= range_server.sent() <= 1.2 * span_bytes
+
+
+def test_without_range_support_the_reader_hangs_up_on_a_large_part(range_server):
+    """A 32 MB part: what the server got out before the reader hung up is what the sockets held, not the part."""
+    members = [(f"Web_Image/{index:03d}.png", bytes([index]) * (1 << 20)) for index in range(96)]
+    parts = split_zip(range_server.root, members)
+    range_server.ranges = False
+    with pytest.raises(RemoteReadError, match="the server ignores range requests"):
+        m2kr_archive.SplitZipFileSystem(
+            fo="|".join(range_server.file_url(part.name) for part in parts), target_protocol="http"
+        )
+    gets = range_server.gets()
+    assert len(gets) == 1 and gets[0].sent < parts[2].stat().st_size / 2
