@@ -56,9 +56,9 @@ from .m2kr_archive import archive_url, check_local_headers, open_archive, open_p
 else:
     from m2kr_archive import archive_url, check_local_headers, open_archive, open_parts, open_zip
 if __package__: \
-from .mmr_remote import state_of
+from .mmr_remote import pinned, state_of
 else:
-    from mmr_remote import state_of
+    from mmr_remote import pinned, state_of
 if __package__: \
 from .mmr_inputs import load_json_file
 else:
@@ -199,6 +199,10 @@ class M2kr(SourceKeyedBuilder, datasets.ArrowBasedBuilder):
             parts = find_archives(name, self.config.data_dir, self.config.images_dir)
             if "://" not in parts[0] or self.config.download_archives:
                 parts = dl_manager.download(parts)  # a local path as it is; a remote part only when asked
+            elif parts[0].startswith("hf://"):
+                # References at today's commit: they keep reading the bytes whose directory was read.
+                folder = pinned(parts[0].rsplit("/", 1)[0], _options_for(parts[0], options))
+                parts = [f"{folder}/{part.rsplit('/', 1)[1]}" for part in parts]
             storage_options = _options_for(parts[0], options)
             table = add_images(table, name, [_absolute(part) for part in parts], storage_options)
         return [datasets.SplitGenerator(name=datasets.Split.TRAIN, gen_kwargs={"table": table})]

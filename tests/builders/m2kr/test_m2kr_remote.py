@@ -7,6 +7,7 @@ import shutil
 import zipfile
 from pathlib import Path
 
+import datasets
 import pytest
 from _m2kr_helpers import PASSAGE_PARTS
 from _m2kr_helpers import SAMPLE
@@ -189,17 +190,20 @@ def test_hf_images_dir_offline_is_one_line(tables, tmp_path):
     with pytest.raises(RemoteReadError) as caught:
         load("challenge_passage", tables, f"hf://datasets/{REPO}", tmp_path)
     assert str(caught.value) == (
-        f"hf://datasets/{REPO}/Web_Image.zip.001 is on the Hub, but the Hub is offline (HF_HUB_OFFLINE is set); "
+        f"hf://datasets/{REPO} is on the Hub, but the Hub is offline (HF_HUB_OFFLINE is set); "
         "unset HF_HUB_OFFLINE, or pass a local folder holding the files."
     )
 
 
 def test_hf_images_dir_reads_ranges_of_the_hub_files(hub_server, tables, tmp_path):
     repo = serve_images(tmp_path / "repo")
-    hub_server.add_repo(REPO, repo)
+    sha = hub_server.add_repo(REPO, repo)
     dataset = load("challenge_passage", tables, f"hf://datasets/{REPO}", tmp_path)
+    # Pinned to the commit main points to: later pushes cannot change what the references read.
+    reference = dataset.cast_column("image", datasets.Image(decode=False))[0]["image"]["path"]
+    assert reference.endswith("::" + "|".join(f"hf://datasets/{REPO}@{sha}/{part}" for part in PASSAGE_PARTS))
     resolves = hub_server.gets("/resolve/")
-    assert resolves and all(request.range for request in resolves)
+    assert resolves and all(request.range and f"/resolve/{sha}/" in request.path for request in resolves)
     assert sum(request.sent for request in resolves) == directory_bytes([repo / part for part in PASSAGE_PARTS])
     hub_server.reset()
     expected = expected_images()
