@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import stat
 import time
 from pathlib import Path
@@ -350,6 +351,33 @@ def test_ctrl_c_at_a_random_moment_exits_130_with_one_line_or_finishes(delay, co
     code, out, err = interrupted(argv, delay)
     done = code == 0 and ("| System |" in out or "rows" in out)
     assert done or (code, err) == (130, "mmrhub: interrupted\n"), (delay, command, code, err)
+
+
+@pytest.mark.slow
+@settings(SETTINGS, max_examples=8)
+@given(delay=st.floats(0.0, 0.15))
+def test_ctrl_c_in_the_first_tenths_of_a_second_exits_130_with_one_line(delay):
+    # from the interpreter's start, as the console script runs the command: the imports of the command included
+    code, out, err = interrupted(["evaluate", "mipr", MIPR_EMBEDDING], delay, from_start=True)
+    done = code == 0 and "| System |" in out
+    # Python's own start-up (site, the console script's first imports) comes before any code of ours can run
+    before_mmrhub = code in (1, -signal.SIGINT) and "/mmrhub/" not in err and "mmrhub: " not in err
+    assert done or before_mmrhub or (code, err) == (130, "mmrhub: interrupted\n"), (delay, code, err)
+
+
+@pytest.mark.slow
+@settings(SETTINGS, max_examples=6)
+@given(delay=st.floats(0.0, 8.0))
+def test_ctrl_c_at_a_random_moment_of_report_exits_130_and_writes_no_page(tmp_path_factory, delay):
+    pytest.importorskip("matplotlib")
+    page = tmp_path_factory.mktemp("report") / "page.html"
+    code, out, err = interrupted(["report", "mipr", MIPR_EMBEDDING, "-o", page, "--queries", "2"], delay)
+    if code == 0:
+        assert page.is_file() and "wrote" in out, (delay, err)
+    else:
+        assert code == 130 and err.endswith("mmrhub: interrupted\n"), (delay, code, err)
+        assert not re.search("Traceback|Exception ignored|Error", err) and not page.exists(), (delay, err)
+        assert not list(page.parent.iterdir()), (delay, list(page.parent.iterdir()))  # no temporary left
 
 
 # --- metric-module arguments of wrong types and shapes -----------------------------------------------------------
