@@ -70,12 +70,51 @@ def _link_loop(path: Path) -> bool:
 
 
 def _inside(path: Path, source: Path) -> bool:
-    """Whether writing ``path`` would replace ``source`` (the same file, hard links included) or a file under it."""
-    if not source.exists():
+    """Whether writing ``path`` would replace ``source`` or a file under it, however either is reached: by its
+    path after following links, or by device and inode (a hard link, a bind mount, another path to the same folder
+    or file)."""
+    try:
+        held = os.stat(source)
+    except OSError:
         return False
-    if source.is_dir():
-        return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(source))
-    return path.exists() and os.path.samefile(path, source)
+    if not stat.S_ISDIR(held.st_mode):
+        return _existing_stat(path) is not None and os.path.samestat(_existing_stat(path), held)
+    real = Path(os.path.realpath(path))
+    if real.is_relative_to(os.path.realpath(source)):
+        return True
+    if any(_same_folder(folder, held) for folder in real.parents):
+        return True
+    target = _existing_stat(path)
+    return target is not None and _holds(source, target)
+
+
+def _existing_stat(path):
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def _same_folder(folder: Path, held: os.stat_result) -> bool:
+    found = _existing_stat(folder)
+    return found is not None and os.path.samestat(found, held)
+
+
+def _holds(folder, target: os.stat_result) -> bool:
+    """Whether a file under ``folder`` (links not followed) is ``target``'s inode: a hard link into the folder. The
+    inode is compared from the folder listing, so only a match costs a ``stat``."""
+    pending = [folder]
+    while pending:
+        try:
+            entries = list(os.scandir(pending.pop()))
+        except OSError:  # a folder this user cannot list holds nothing this command reads either
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(entry.path)
+            elif entry.inode() == target.st_ino and os.path.samestat(entry.stat(follow_symlinks=False), target):
+                return True
+    return False
 
 
 def write_text(path, text: str) -> Path:
@@ -110,6 +149,7 @@ def write_bytes(path, data: bytes, sync: bool = True) -> Path:
                 os.fsync(handle.fileno())
         if mode is not None:
             os.chmod(temp, mode)
+        _not_interrupted()
         os.replace(temp, path)
     except OSError as err:
         temp.unlink(missing_ok=True)
@@ -119,7 +159,19 @@ def write_bytes(path, data: bytes, sync: bool = True) -> Path:
                 err.errno, f"No space left on device writing {path}{kept}; free some space or write elsewhere."
             ) from None
         raise OSError(err.errno, f"cannot write {path}{kept}: {err.strerror or err}") from None
+    except KeyboardInterrupt:
+        temp.unlink(missing_ok=True)
+        raise
     return path
+
+
+def _not_interrupted() -> None:
+    """Raise ``KeyboardInterrupt`` if the command was sent Ctrl-C, even one a library swallowed: nothing is put in
+    place after it. Only the ``mmrhub`` command installs the handler (``mmrhub.interrupts``); a library user's
+    process keeps Python's own."""
+    interrupts = sys.modules.get("mmrhub.interrupts")
+    if interrupts is not None:
+        interrupts.check()
 
 
 def standard_stream(path) -> Optional[int]:
@@ -204,6 +256,7 @@ def write_folder(target, replace: bool = False, before_replace=None):
     work.mkdir()
     try:
         yield work
+        _not_interrupted()
         if replace and (target.exists() or target.is_symlink()):
             if before_replace is not None:
                 before_replace()
