@@ -43,7 +43,7 @@ def check_target(path, flag: str, inputs=(), example: str = "out.json") -> Path:
     if not path.parent.is_dir():
         raise FileNotFoundError(f"{flag} {path}: folder {path.parent} does not exist; create it first.")
     for source in inputs:
-        if _inside(path, Path(source)):
+        if writes_onto(path, source):
             raise ValueError(f"{flag} {path}: is {source}, one of this command's inputs; write elsewhere.")
     return path
 
@@ -69,10 +69,11 @@ def _link_loop(path: Path) -> bool:
     return False
 
 
-def _inside(path: Path, source: Path) -> bool:
+def writes_onto(path, source) -> bool:
     """Whether writing ``path`` would replace ``source`` or a file under it, however either is reached: by its
     path after following links, or by device and inode (a hard link, a bind mount, another path to the same folder
     or file)."""
+    path, source = Path(path), Path(source)
     try:
         held = os.stat(source)
     except OSError:
