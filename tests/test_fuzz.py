@@ -12,7 +12,9 @@ import re
 import shutil
 import signal
 import stat
+import subprocess
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -303,6 +305,99 @@ def test_outputs_onto_special_files_and_inputs_are_refused(capsys, tmp_path_fact
     assert code == 1, (kind, command, err)
     assert f" {target}: " in err.splitlines()[-1] and "Traceback" not in err, err
     assert (kind_and_bytes(target), digest(mipr), digest(m2kr)) == before
+
+
+# --- outputs onto inputs reached by another path ----------------------------------------------------------------
+
+REACHED = [
+    "its path",
+    "a hard link",
+    "a link to it",
+    "a linked folder",
+    "two links",
+    "a path through ..",
+    "a bind mount",
+]
+INPUTS = ["query image", "product image", "new file among the images", "the judgments", "the run", "an archive part"]
+
+
+@contextmanager
+def bind_mount(folder: Path, at: Path):
+    """``folder`` mounted again at ``at`` (same device and inodes); None where mounting is not permitted."""
+    at.mkdir()
+    made = (
+        subprocess.run(["mount", "--bind", str(folder), str(at)], capture_output=True)
+        if shutil.which("mount")
+        else None
+    )
+    if made is None or made.returncode != 0:
+        yield None
+        return
+    try:
+        yield at
+    finally:
+        subprocess.run(["umount", str(at)], check=True)
+
+
+@contextmanager
+def reached(how: str, source: Path, folder: Path):
+    """A path to ``source`` (an input, or a new name in an input folder) that is not its own: a hard link, links to
+    it or to its folder, a path through .., or a bind mount of its folder (None where a bind mount is not
+    permitted)."""
+    if how == "its path":
+        yield source
+    elif how == "a hard link":
+        if not source.exists():  # a new name: a hard link to the input folder cannot be made; its folder's link
+            (folder / "in").symlink_to(source.parent)
+            yield folder / "in" / source.name
+        else:
+            os.link(source, folder / "out.json")
+            yield folder / "out.json"
+    elif how == "a link to it":
+        (folder / "out.json").symlink_to(source)
+        yield folder / "out.json"
+    elif how == "a linked folder":
+        (folder / "in").symlink_to(source.parent)
+        yield folder / "in" / source.name
+    elif how == "two links":
+        (folder / "first").symlink_to(source.parent)
+        (folder / "second").symlink_to(folder / "first")
+        yield folder / "second" / source.name
+    elif how == "a path through ..":
+        yield source.parent / ".." / source.parent.name / source.name
+    else:
+        with bind_mount(source.parent, folder / "mounted") as mounted:
+            yield None if mounted is None else mounted / source.name
+
+
+@pytest.mark.slow
+@settings(SETTINGS, max_examples=30)
+@given(
+    how=st.sampled_from(REACHED),
+    kind=st.sampled_from(INPUTS),
+    command=st.sampled_from(["evaluate", "oracle", "report"]),
+)
+def test_outputs_onto_inputs_reached_by_links_bind_mounts_and_hard_links_are_refused(
+    capsys, tmp_path_factory, data_copies, how, kind, command
+):
+    if command == "report":
+        pytest.importorskip("matplotlib")
+    mipr, m2kr = data_copies
+    folder = tmp_path_factory.mktemp("out")
+    source = special_target(kind, folder, mipr, m2kr)
+    benchmark, data, run = ("m2kr", m2kr, M2KR_RUN) if kind == "an archive part" else ("mipr", mipr, None)
+    run = run or mipr / "baseline" / MIPR_EMBEDDING.name
+    with reached(how, source, folder) as target:
+        if target is None:
+            return  # a bind mount is not permitted here
+        flag = "-o" if command == "report" else "--json"
+        argv = [command, benchmark, run, flag, target, "--data-dir", data] + ["--queries", "1"] * (command == "report")
+        before = digest(mipr), digest(m2kr)
+        code = main(list(map(str, argv)))
+        err = capsys.readouterr().err
+        assert code == 1 and "Traceback" not in err, (how, kind, command, err)
+        assert f"{flag} {target}: is " in err and "one of this command's inputs; write elsewhere." in err, err
+        assert (digest(mipr), digest(m2kr)) == before and not (source.parent / "out.json").exists()
 
 
 # --- tables without rows -----------------------------------------------------------------------------------------
