@@ -400,6 +400,89 @@ def test_outputs_onto_inputs_reached_by_links_bind_mounts_and_hard_links_are_ref
         assert (digest(mipr), digest(m2kr)) == before and not (source.parent / "out.json").exists()
 
 
+# --- damaged run records ------------------------------------------------------------------------------------------
+
+JUNK = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**70), 2**70),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.text(max_size=8),
+        st.just("x" * 100_000),
+    ),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def sample_record() -> dict:
+    from mmrhub.benchmarks import BENCHMARKS
+    from mmrhub.retrieve.options import DataOptions
+    from mmrhub.retrieve.options import RetrieveOptions
+    from mmrhub.retrieve.options import RunOptions
+    from mmrhub.retrieve.provenance import options_record
+
+    options = RetrieveOptions(DataOptions(BENCHMARKS["mipr"], str(MIPR_SAMPLE)), "org/tiny", runtime=RunOptions(0))
+    return {"command": "retrieve", "run": "tiny.json", "model_id": "org/tiny", "options": options_record(options)}
+
+
+def keys_of(record, prefix=()) -> list:
+    """Every key path of a record: (key, ...) down to its leaves."""
+    paths = []
+    for key, value in record.items():
+        paths.append((*prefix, key))
+        if isinstance(value, dict):
+            paths += keys_of(value, (*prefix, key))
+    return paths
+
+
+@st.composite
+def damaged_record(draw) -> dict:
+    """A record with a few of its keys removed, given values of other types or out of bounds (NaN, huge numbers and
+    strings, nested junk), or joined by a key of junk."""
+    record = sample_record()
+    for _ in range(draw(st.integers(1, 3))):
+        where = draw(st.sampled_from(keys_of(record)))
+        holder = record
+        for key in where[:-1]:
+            holder = holder[key]
+        action = draw(st.sampled_from(["remove", "replace", "replace", "add"]))
+        if action == "remove":
+            del holder[where[-1]]
+        elif action == "replace":
+            holder[where[-1]] = draw(JUNK)
+        else:
+            holder[draw(st.text(min_size=1, max_size=5))] = draw(JUNK)
+    return record
+
+
+@pytest.mark.slow
+@settings(SETTINGS, max_examples=60)
+@given(record=damaged_record())
+def test_damaged_records_are_one_line_naming_the_record_never_a_traceback(
+    capsys, tmp_path_factory, monkeypatch, record
+):
+    pytest.importorskip("torch")
+    import mmrhub.retrieve.pipeline as pipeline
+
+    reached = []
+    monkeypatch.setattr(pipeline, "run", lambda options: reached.append(options) or 1)
+    path = tmp_path_factory.mktemp("record") / "tiny.json.meta.json"
+    path.write_text(json.dumps(record))  # NaN and Infinity as Python's json writes them
+    started = time.monotonic()
+    code = main(["rerun", str(path), "--output", str(path.parent / "again.json")])
+    took = time.monotonic() - started
+    err = capsys.readouterr().err
+    assert code == 1 and took < SECONDS and "Traceback" not in err and not UNEXPECTED.search(err), err
+    if reached:  # what is left is a record rerun may repeat: its values are what the flags would have given
+        options = reached[0]
+        assert 0 <= options.runtime.num_workers <= 1024 and 0.0 <= options.text_weight <= 1.0, options
+        assert isinstance(options.model, str) and isinstance(options.settings.max_length, (int, type(None)))
+    else:
+        assert len(err.splitlines()) == 1 and err.startswith(f"mmrhub rerun: error: {path}: "), err
+
+
 # --- tables without rows -----------------------------------------------------------------------------------------
 
 
