@@ -4,7 +4,8 @@ kill or a full disk never leaves half a file, and the previous file stays until 
 file may be replaced: a target that exists must be a regular file after following links (a FIFO, device or folder
 is refused by name), a link is written through, and the replaced file keeps its mode; the command's own standard
 output (``--json /dev/stdout``) is written to as a stream. A target that is one of the command's inputs (a file,
-or any file under an input folder) is refused before any work, and every error names the path.
+or any file under an input folder) is refused before any work, compared by path and by device and inode (a hard
+link, a bind mount), and every error names the path. Nothing is put in place after a Ctrl-C.
 
 Folders (exports, cache entries) are written aside and swapped in by ``write_folder``; a cache entry is such a
 folder signed by ``mmr_cache`` before the swap (``new_entry``). Each move into place is written once, here: a file
