@@ -423,7 +423,9 @@ def sample_record() -> dict:
     from mmrhub.retrieve.options import RunOptions
     from mmrhub.retrieve.provenance import options_record
 
-    options = RetrieveOptions(DataOptions(BENCHMARKS["mipr"], str(MIPR_SAMPLE)), "org/tiny", runtime=RunOptions(0))
+    options = RetrieveOptions(
+        DataOptions(BENCHMARKS["mipr"], str(MIPR_SAMPLE)), "org/tiny", runtime=RunOptions(num_workers=0)
+    )
     return {"command": "retrieve", "run": "tiny.json", "model_id": "org/tiny", "options": options_record(options)}
 
 
