@@ -44,7 +44,7 @@ def check_fields(path, recorded: dict) -> None:
     """The record's own fields that ``rerun`` reads: the run's file name (beside the record), the model's id and the
     folder the run ran in."""
     run = recorded.get("run")
-    if not isinstance(run, str) or not run or run != Path(run).name or run in (".", ".."):
+    if not isinstance(run, str) or not run or run != Path(run).name or run in (".", "..") or "\x00" in run:
         raise RecordError(f"{path}: run: expected the run's file name, beside the record, got {_shown(run)}.")
     _text(path, "model_id", recorded.get("model_id"))
     if recorded.get("cwd") is not None:
@@ -140,8 +140,8 @@ def _switch(path, dotted: str, value, flag: str) -> bool:
 
 
 def _text(path, dotted: str, value, flag: str = "") -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > MAX_TEXT:
-        expected = f"a non-empty text of at most {MAX_TEXT:,} characters"
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_TEXT or "\x00" in value:
+        expected = f"a non-empty text of at most {MAX_TEXT:,} characters, without NUL"
         raise RecordError(f"{path}: {dotted}: expected {expected}{flag}, got {_shown(value)}.")
     return value
 
