@@ -193,6 +193,14 @@ def test_json_onto_a_data_image_through_a_bind_mount_is_refused(tmp_path, capsys
         assert not new.exists() and "one of this command's inputs" in capsys.readouterr().err
 
 
+def test_json_onto_a_data_image_through_a_bind_mount_of_its_subfolder_is_refused(tmp_path, capsys):
+    # the mount's folder is not the input folder but one inside it: found among the input's folders by inode
+    data = image_data(tmp_path)
+    with bind_mounted(data / "images" / "query_images", tmp_path / "mounted") as mounted:
+        err = refused_json(data, mounted / "1.jpg", capsys)
+        assert f"--json {mounted / '1.jpg'}: is {data / 'images'}, one of this command's inputs" in err
+
+
 def test_json_into_an_m2kr_archive_is_refused(tmp_path, capsys):
     data = tmp_path / "m2kr"
     shutil.copytree(ROOT / "data" / "m2kr", data)
