@@ -1,5 +1,7 @@
 """The ``mmrhub`` command."""
 
+from mmrhub import interrupts  # noqa: I001  (first of all: Ctrl-C during every import below)
+
 import argparse
 import gc
 import os
@@ -7,7 +9,6 @@ import sys
 import traceback
 
 from mmrhub import __version__
-from mmrhub import interrupts  # noqa: F401  (first of mmrhub: Ctrl-C during the imports below)
 from mmrhub.commands import baseline
 from mmrhub.commands import compare
 from mmrhub.commands import evaluate
@@ -92,6 +93,7 @@ def main(argv=None) -> int:
     args.debug = debug
     try:
         code = args.func(args) or 0
+        interrupts.check()  # a Ctrl-C that a library swallowed still ends the command
         sys.stdout.flush()  # a closed pipe shows here, where it is handled, rather than at the interpreter's exit
         return code
     except KeyboardInterrupt:
@@ -101,6 +103,9 @@ def main(argv=None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush cannot fail again
         return SIGPIPE_EXIT
     except Exception as err:  # a user's mistake or the environment's: one line, the traceback only on --debug
+        if interrupts.received():  # an error Ctrl-C caused (an import it cut short) is the interruption
+            print("mmrhub: interrupted", file=sys.stderr)
+            return 130
         if args.debug:
             traceback.print_exc()
         else:

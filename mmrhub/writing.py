@@ -4,7 +4,8 @@ kill or a full disk never leaves half a file, and the previous file stays until 
 file may be replaced: a target that exists must be a regular file after following links (a FIFO, device or folder
 is refused by name), a link is written through, and the replaced file keeps its mode; the command's own standard
 output (``--json /dev/stdout``) is written to as a stream. A target that is one of the command's inputs (a file,
-or any file under an input folder) is refused before any work, and every error names the path.
+or any file under an input folder) is refused before any work, compared by path and by device and inode (a hard
+link, a bind mount), and every error names the path. Nothing is put in place after a Ctrl-C.
 
 Folders (exports, cache entries) are written aside and swapped in by ``write_folder``; a cache entry is such a
 folder signed by ``mmr_cache`` before the swap (``new_entry``). Each move into place is written once, here: a file
@@ -43,7 +44,7 @@ def check_target(path, flag: str, inputs=(), example: str = "out.json") -> Path:
     if not path.parent.is_dir():
         raise FileNotFoundError(f"{flag} {path}: folder {path.parent} does not exist; create it first.")
     for source in inputs:
-        if _inside(path, Path(source)):
+        if writes_onto(path, source):
             raise ValueError(f"{flag} {path}: is {source}, one of this command's inputs; write elsewhere.")
     return path
 
@@ -69,13 +70,75 @@ def _link_loop(path: Path) -> bool:
     return False
 
 
-def _inside(path: Path, source: Path) -> bool:
-    """Whether writing ``path`` would replace ``source`` (the same file, hard links included) or a file under it."""
-    if not source.exists():
+def writes_onto(path, source) -> bool:
+    """Whether writing ``path`` would replace ``source`` or a file under it, however either is reached: by its
+    path after following links, or by device and inode (a hard link, a bind mount of the folder or of a folder
+    under it, another path to the same file). Not seen: one file bind-mounted over another."""
+    path, source = Path(path), Path(source)
+    try:
+        held = os.stat(source)
+    except OSError:
         return False
-    if source.is_dir():
-        return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(source))
-    return path.exists() and os.path.samefile(path, source)
+    target = _existing_stat(path)
+    if not stat.S_ISDIR(held.st_mode):
+        return target is not None and os.path.samestat(target, held)
+    real = Path(os.path.realpath(path))
+    if real.is_relative_to(os.path.realpath(source)):
+        return True
+    folders = _folders(source, held)
+    if any(_identity(_existing_stat(folder)) in folders for folder in real.parents):
+        return True
+    # a file with more than one name may have one under the folder; only then is every name there compared
+    return target is not None and target.st_nlink > 1 and _holds(source, target)
+
+
+def _existing_stat(path):
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def _identity(status) -> Optional[tuple]:
+    return None if status is None else (status.st_dev, status.st_ino)
+
+
+def _folders(folder: Path, held: os.stat_result) -> set:
+    """(device, inode) of ``folder`` and of every folder under it (links not followed). A folder with a link count
+    of 2 (its name and its own ``.``) has no folder inside, so it is not listed: an image folder of 30,000 files
+    costs one ``stat`` here."""
+    found, pending = {_identity(held)}, [(folder, held)]
+    while pending:
+        current, status = pending.pop()
+        if status.st_nlink == 2:
+            continue
+        try:
+            entries = list(os.scandir(current))
+        except OSError:  # a folder this user cannot list holds nothing this command reads either
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                inner = entry.stat(follow_symlinks=False)
+                found.add(_identity(inner))
+                pending.append((entry.path, inner))
+    return found
+
+
+def _holds(folder, target: os.stat_result) -> bool:
+    """Whether a file under ``folder`` (links not followed) is ``target``'s inode: a hard link into the folder. The
+    inode is compared from the folder listing, so only a match costs a ``stat``."""
+    pending = [folder]
+    while pending:
+        try:
+            entries = list(os.scandir(pending.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(entry.path)
+            elif entry.inode() == target.st_ino and os.path.samestat(entry.stat(follow_symlinks=False), target):
+                return True
+    return False
 
 
 def write_text(path, text: str) -> Path:
@@ -110,6 +173,7 @@ def write_bytes(path, data: bytes, sync: bool = True) -> Path:
                 os.fsync(handle.fileno())
         if mode is not None:
             os.chmod(temp, mode)
+        _not_interrupted()
         os.replace(temp, path)
     except OSError as err:
         temp.unlink(missing_ok=True)
@@ -119,7 +183,19 @@ def write_bytes(path, data: bytes, sync: bool = True) -> Path:
                 err.errno, f"No space left on device writing {path}{kept}; free some space or write elsewhere."
             ) from None
         raise OSError(err.errno, f"cannot write {path}{kept}: {err.strerror or err}") from None
+    except KeyboardInterrupt:
+        temp.unlink(missing_ok=True)
+        raise
     return path
+
+
+def _not_interrupted() -> None:
+    """Raise ``KeyboardInterrupt`` if the command was sent Ctrl-C, even one a library swallowed: nothing is put in
+    place after it. Only the ``mmrhub`` command installs the handler (``mmrhub.interrupts``); a library user's
+    process keeps Python's own."""
+    interrupts = sys.modules.get("mmrhub.interrupts")
+    if interrupts is not None:
+        interrupts.check()
 
 
 def standard_stream(path) -> Optional[int]:
@@ -204,6 +280,7 @@ def write_folder(target, replace: bool = False, before_replace=None):
     work.mkdir()
     try:
         yield work
+        _not_interrupted()
         if replace and (target.exists() or target.is_symlink()):
             if before_replace is not None:
                 before_replace()

@@ -10,8 +10,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import stat
+import subprocess
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -304,6 +307,184 @@ def test_outputs_onto_special_files_and_inputs_are_refused(capsys, tmp_path_fact
     assert (kind_and_bytes(target), digest(mipr), digest(m2kr)) == before
 
 
+# --- outputs onto inputs reached by another path ----------------------------------------------------------------
+
+REACHED = [
+    "its path",
+    "a hard link",
+    "a link to it",
+    "a linked folder",
+    "two links",
+    "a path through ..",
+    "a bind mount",
+]
+INPUTS = ["query image", "product image", "new file among the images", "the judgments", "the run", "an archive part"]
+
+
+@contextmanager
+def bind_mount(folder: Path, at: Path):
+    """``folder`` mounted again at ``at`` (same device and inodes); None where mounting is not permitted."""
+    at.mkdir()
+    made = (
+        subprocess.run(["mount", "--bind", str(folder), str(at)], capture_output=True)
+        if shutil.which("mount")
+        else None
+    )
+    if made is None or made.returncode != 0:
+        yield None
+        return
+    try:
+        yield at
+    finally:
+        subprocess.run(["umount", str(at)], check=True)
+
+
+@contextmanager
+def reached(how: str, source: Path, folder: Path):
+    """A path to ``source`` (an input, or a new name in an input folder) that is not its own: a hard link, links to
+    it or to its folder, a path through .., or a bind mount of its folder (None where a bind mount is not
+    permitted)."""
+    if how == "its path":
+        yield source
+    elif how == "a hard link":
+        if not source.exists():  # a new name: a hard link to the input folder cannot be made; its folder's link
+            (folder / "in").symlink_to(source.parent)
+            yield folder / "in" / source.name
+        else:
+            os.link(source, folder / "out.json")
+            yield folder / "out.json"
+    elif how == "a link to it":
+        (folder / "out.json").symlink_to(source)
+        yield folder / "out.json"
+    elif how == "a linked folder":
+        (folder / "in").symlink_to(source.parent)
+        yield folder / "in" / source.name
+    elif how == "two links":
+        (folder / "first").symlink_to(source.parent)
+        (folder / "second").symlink_to(folder / "first")
+        yield folder / "second" / source.name
+    elif how == "a path through ..":
+        yield source.parent / ".." / source.parent.name / source.name
+    else:
+        with bind_mount(source.parent, folder / "mounted") as mounted:
+            yield None if mounted is None else mounted / source.name
+
+
+@pytest.mark.slow
+@settings(SETTINGS, max_examples=30)
+@given(
+    how=st.sampled_from(REACHED),
+    kind=st.sampled_from(INPUTS),
+    command=st.sampled_from(["evaluate", "oracle", "report"]),
+)
+def test_outputs_onto_inputs_reached_by_links_bind_mounts_and_hard_links_are_refused(
+    capsys, tmp_path_factory, data_copies, how, kind, command
+):
+    if command == "report":
+        pytest.importorskip("matplotlib")
+    mipr, m2kr = data_copies
+    folder = tmp_path_factory.mktemp("out")
+    source = special_target(kind, folder, mipr, m2kr)
+    benchmark, data, run = ("m2kr", m2kr, M2KR_RUN) if kind == "an archive part" else ("mipr", mipr, None)
+    run = run or mipr / "baseline" / MIPR_EMBEDDING.name
+    with reached(how, source, folder) as target:
+        if target is None:
+            return  # a bind mount is not permitted here
+        flag = "-o" if command == "report" else "--json"
+        argv = [command, benchmark, run, flag, target, "--data-dir", data] + ["--queries", "1"] * (command == "report")
+        before = digest(mipr), digest(m2kr)
+        code = main(list(map(str, argv)))
+        err = capsys.readouterr().err
+        assert code == 1 and "Traceback" not in err, (how, kind, command, err)
+        assert f"{flag} {target}: is " in err and "one of this command's inputs; write elsewhere." in err, err
+        assert (digest(mipr), digest(m2kr)) == before and not (source.parent / "out.json").exists()
+
+
+# --- damaged run records ------------------------------------------------------------------------------------------
+
+JUNK = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**70), 2**70),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.text(max_size=8),
+        st.just("x" * 100_000),
+    ),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def sample_record() -> dict:
+    from mmrhub.benchmarks import BENCHMARKS
+    from mmrhub.retrieve.options import DataOptions
+    from mmrhub.retrieve.options import RetrieveOptions
+    from mmrhub.retrieve.options import RunOptions
+    from mmrhub.retrieve.provenance import options_record
+
+    options = RetrieveOptions(
+        DataOptions(BENCHMARKS["mipr"], str(MIPR_SAMPLE)), "org/tiny", runtime=RunOptions(num_workers=0)
+    )
+    return {"command": "retrieve", "run": "tiny.json", "model_id": "org/tiny", "options": options_record(options)}
+
+
+def keys_of(record, prefix=()) -> list:
+    """Every key path of a record: (key, ...) down to its leaves."""
+    paths = []
+    for key, value in record.items():
+        paths.append((*prefix, key))
+        if isinstance(value, dict):
+            paths += keys_of(value, (*prefix, key))
+    return paths
+
+
+@st.composite
+def damaged_record(draw) -> dict:
+    """A record with a few of its keys removed, given values of other types or out of bounds (NaN, huge numbers and
+    strings, nested junk), or joined by a key of junk."""
+    record = sample_record()
+    for _ in range(draw(st.integers(1, 3))):
+        where = draw(st.sampled_from(keys_of(record)))
+        holder = record
+        for key in where[:-1]:
+            holder = holder[key]
+        action = draw(st.sampled_from(["remove", "replace", "replace", "add"]))
+        if action == "remove":
+            del holder[where[-1]]
+        elif action == "replace":
+            holder[where[-1]] = draw(JUNK)
+        else:
+            holder[draw(st.text(min_size=1, max_size=5))] = draw(JUNK)
+    return record
+
+
+@pytest.mark.slow
+@settings(SETTINGS, max_examples=60)
+@given(record=damaged_record())
+def test_damaged_records_are_one_line_naming_the_record_never_a_traceback(
+    capsys, tmp_path_factory, monkeypatch, record
+):
+    pytest.importorskip("torch")
+    import mmrhub.retrieve.pipeline as pipeline
+
+    reached = []
+    monkeypatch.setattr(pipeline, "run", lambda options: reached.append(options) or 1)
+    path = tmp_path_factory.mktemp("record") / "tiny.json.meta.json"
+    path.write_text(json.dumps(record))  # NaN and Infinity as Python's json writes them
+    started = time.monotonic()
+    code = main(["rerun", str(path), "--output", str(path.parent / "again.json")])
+    took = time.monotonic() - started
+    err = capsys.readouterr().err
+    assert code == 1 and took < SECONDS and "Traceback" not in err and not UNEXPECTED.search(err), err
+    if reached:  # what is left is a record rerun may repeat: its values are what the flags would have given
+        options = reached[0]
+        assert 0 <= options.runtime.num_workers <= 1024 and 0.0 <= options.text_weight <= 1.0, options
+        assert isinstance(options.model, str) and isinstance(options.settings.max_length, (int, type(None)))
+    else:
+        assert len(err.splitlines()) == 1 and err.startswith(f"mmrhub rerun: error: {path}: "), err
+
+
 # --- tables without rows -----------------------------------------------------------------------------------------
 
 
@@ -350,6 +531,33 @@ def test_ctrl_c_at_a_random_moment_exits_130_with_one_line_or_finishes(delay, co
     code, out, err = interrupted(argv, delay)
     done = code == 0 and ("| System |" in out or "rows" in out)
     assert done or (code, err) == (130, "mmrhub: interrupted\n"), (delay, command, code, err)
+
+
+@pytest.mark.slow
+@settings(SETTINGS, max_examples=8)
+@given(delay=st.floats(0.0, 0.15))
+def test_ctrl_c_in_the_first_tenths_of_a_second_exits_130_with_one_line(delay):
+    # from the interpreter's start, as the console script runs the command: the imports of the command included
+    code, out, err = interrupted(["evaluate", "mipr", MIPR_EMBEDDING], delay, from_start=True)
+    done = code == 0 and "| System |" in out
+    # Python's own start-up (site, the console script's first imports) comes before any code of ours can run
+    before_mmrhub = code in (1, -signal.SIGINT) and "/mmrhub/" not in err and "mmrhub: " not in err
+    assert done or before_mmrhub or (code, err) == (130, "mmrhub: interrupted\n"), (delay, code, err)
+
+
+@pytest.mark.slow
+@settings(SETTINGS, max_examples=6)
+@given(delay=st.floats(0.0, 8.0))
+def test_ctrl_c_at_a_random_moment_of_report_exits_130_and_writes_no_page(tmp_path_factory, delay):
+    pytest.importorskip("matplotlib")
+    page = tmp_path_factory.mktemp("report") / "page.html"
+    code, out, err = interrupted(["report", "mipr", MIPR_EMBEDDING, "-o", page, "--queries", "2"], delay)
+    if code == 0:
+        assert page.is_file() and "wrote" in out, (delay, err)
+    else:
+        assert code == 130 and err.endswith("mmrhub: interrupted\n"), (delay, code, err)
+        assert not re.search("Traceback|Exception ignored|Error", err) and not page.exists(), (delay, err)
+        assert not list(page.parent.iterdir()), (delay, list(page.parent.iterdir()))  # no temporary left
 
 
 # --- metric-module arguments of wrong types and shapes -----------------------------------------------------------

@@ -8,6 +8,8 @@ import shutil
 import stat
 import subprocess
 import sys
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from _paths import ROOT
@@ -135,6 +137,68 @@ def test_json_onto_the_data_images_is_refused(image, capsys, tmp_path):
     err = capsys.readouterr().err
     assert f"--json {target}: is {data / 'images'}, one of this command's inputs; write elsewhere." in err
     assert (target.read_bytes() if target.exists() else None) == before
+
+
+@contextmanager
+def bind_mounted(folder: Path, at: Path):
+    """``folder`` mounted again at ``at`` (same device and inodes, another path); skips where mounting is not
+    permitted (it needs root or a user namespace)."""
+    at.mkdir()
+    if shutil.which("mount") is None:
+        pytest.skip("no mount command")
+    made = subprocess.run(["mount", "--bind", str(folder), str(at)], capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"mount --bind is not permitted here: {made.stderr.strip()}")
+    try:
+        yield at
+    finally:
+        subprocess.run(["umount", str(at)], check=True)
+
+
+def image_data(tmp_path) -> Path:
+    return shutil.copytree(SAMPLE, tmp_path / "mipr")
+
+
+def refused_json(data: Path, target: Path, capsys) -> str:
+    before = target.read_bytes()
+    run = data / "baseline" / EMBEDDING.name
+    assert main(["evaluate", "mipr", str(run), "--data-dir", str(data), "--json", str(target)]) == 1
+    assert target.read_bytes() == before
+    return capsys.readouterr().err
+
+
+def test_json_onto_a_hard_link_to_a_data_image_is_refused(tmp_path, capsys):
+    data = image_data(tmp_path)
+    link = tmp_path / "scores.json"
+    os.link(data / "images" / "query_images" / "1.jpg", link)
+    err = refused_json(data, link, capsys)
+    assert f"--json {link}: is {data / 'images'}, one of this command's inputs; write elsewhere." in err
+
+
+def test_json_onto_a_data_image_through_a_linked_folder_is_refused(tmp_path, capsys):
+    data = image_data(tmp_path)
+    (tmp_path / "pictures").symlink_to(data / "images" / "query_images")
+    err = refused_json(data, tmp_path / "pictures" / "1.jpg", capsys)
+    assert f"is {data / 'images'}, one of this command's inputs" in err
+
+
+def test_json_onto_a_data_image_through_a_bind_mount_is_refused(tmp_path, capsys):
+    data = image_data(tmp_path)
+    with bind_mounted(data / "images", tmp_path / "mounted") as mounted:
+        target = mounted / "query_images" / "1.jpg"  # the same file by device and inode, by no path
+        err = refused_json(data, target, capsys)
+        assert f"--json {target}: is {data / 'images'}, one of this command's inputs" in err
+        new = mounted / "query_images" / "new.json"  # not there yet: the folder it would go in is the input
+        assert main(["evaluate", "mipr", str(EMBEDDING), "--data-dir", str(data), "--json", str(new)]) == 1
+        assert not new.exists() and "one of this command's inputs" in capsys.readouterr().err
+
+
+def test_json_onto_a_data_image_through_a_bind_mount_of_its_subfolder_is_refused(tmp_path, capsys):
+    # the mount's folder is not the input folder but one inside it: found among the input's folders by inode
+    data = image_data(tmp_path)
+    with bind_mounted(data / "images" / "query_images", tmp_path / "mounted") as mounted:
+        err = refused_json(data, mounted / "1.jpg", capsys)
+        assert f"--json {mounted / '1.jpg'}: is {data / 'images'}, one of this command's inputs" in err
 
 
 def test_json_into_an_m2kr_archive_is_refused(tmp_path, capsys):

@@ -13,13 +13,12 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from mmrhub.benchmarks import BENCHMARKS
+from mmr_inputs import read_regular
 from mmrhub.commands.arguments import add_data_dir_argument
 from mmrhub.commands.arguments import non_negative_int
+from mmrhub.commands.recorded import check_fields
+from mmrhub.commands.recorded import recorded_options
 from mmrhub.retrieve.options import OutputOptions
-from mmrhub.retrieve.options import RerankOptions
-from mmrhub.retrieve.options import RetrieveOptions
-from mmrhub.retrieve.options import from_record
 from mmrhub.retrieve.provenance import candidates_record
 from mmrhub.retrieve.provenance import read_meta
 from mmrhub.retrieve.provenance import source_commit
@@ -28,9 +27,9 @@ from mmrhub.retrieve.record_differences import differences
 from mmrhub.retrieve.record_differences import same_run
 from mmrhub.retrieve.record_differences import table_digests
 from mmrhub.run_records import meta_path
+from mmrhub.writing import check_target
 from mmrhub.writing import write_text
-
-COMMANDS = {"retrieve": RetrieveOptions, "rerank": RerankOptions}
+from mmrhub.writing import writes_onto
 
 
 def register(subparsers):
@@ -59,13 +58,15 @@ def register(subparsers):
 
 def run(args) -> int:
     """Repeat the recorded run, then name what differs and whether the run is the same."""
-    recorded = read_meta(args.meta)
-    recorded_run = Path(args.meta).parent / recorded["run"]
-    output = recorded_run if args.replace else Path(args.output or rerun_path(recorded_run))
-    if not args.replace and output.resolve() == recorded_run.resolve():
-        raise ValueError(f"--output {output} is the recorded run; give --replace to write over it.")
+    record = Path(args.meta)
+    recorded = read_meta(record)
+    check_fields(record, recorded)
+    recorded_run = record.parent / recorded["run"]
+    output = output_path(args, record, recorded_run)
     options, asked = repeated_options(recorded, args, output)
-    recorded_bytes = recorded_run.read_bytes() if recorded_run.is_file() else None
+    check_target(output, "--output", [record])  # the data, candidates and model: the pipeline declares them
+    check_target(meta_path(output), "--output's metadata", [] if args.replace else [record])
+    recorded_bytes = read_regular(recorded_run) if recorded_run.is_file() else None
 
     print(f"Repeating the {recorded['command']} run {recorded_run} ({recorded['model_id']}) into {output}.")
     now = {
@@ -103,6 +104,22 @@ def run(args) -> int:
     return 0
 
 
+def output_path(args, record: Path, recorded_run: Path) -> Path:
+    """Where the repeated run goes: beside the recorded one, ``--output``, or with ``--replace`` over the recorded run,
+    which must then be the run this record was written beside (a record may name any file as its run)."""
+    if args.replace:
+        if not writes_onto(meta_path(recorded_run), record):
+            raise ValueError(
+                f"--replace: {record} names {recorded_run} as its run, whose record would be "
+                f"{meta_path(recorded_run)}, not this file; give --output for the repeated run."
+            )
+        return recorded_run
+    output = Path(args.output or rerun_path(recorded_run))
+    if output.resolve() == recorded_run.resolve() or writes_onto(output, recorded_run):
+        raise ValueError(f"--output {output} is the recorded run; give --replace to write over it.")
+    return output
+
+
 def rerun_path(recorded_run: Path) -> Path:
     """``<run>.rerun.json`` beside the recorded run, or ``.rerun-2.json``, ... when that is taken."""
     stem = recorded_run.name[: -len(".json")] if recorded_run.name.endswith(".json") else recorded_run.name
@@ -116,9 +133,7 @@ def rerun_path(recorded_run: Path) -> Path:
 def repeated_options(recorded: dict, args, output: Path) -> tuple:
     """(the recorded options, paths made absolute against the folder the run ran in, with this command's
     overrides; the dotted names of the options changed as asked)."""
-    record = recorded["options"]
-    benchmark = BENCHMARKS[record["data"]["benchmark"]]
-    options = from_record(COMMANDS[recorded["command"]], record, benchmark)
+    options = recorded_options(args.meta, recorded)
     ran_in = recorded.get("cwd")
     absolute = lambda path: path if path is None or ran_in is None else os.path.join(ran_in, path)  # noqa: E731
     data = replace(

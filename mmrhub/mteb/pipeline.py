@@ -91,6 +91,8 @@ def check_options(options: MtebOptions) -> Path:
     if not path.is_dir():
         path.parent.mkdir(parents=True, exist_ok=True)  # as retrieve does for its runs
     inputs = benchmark.data_inputs(options.folder)
+    if options.export is not None:
+        inputs.append(Path(options.export))  # a local export: its card and shards (a Hub id names no local file)
     check_target(path, "--output", inputs, example=f"{benchmark.name}.json")
     check_target(meta_path(path), "--output's metadata", inputs)
     return path

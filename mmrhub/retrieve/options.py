@@ -1,6 +1,5 @@
 """What ``retrieve`` and ``rerank`` are asked to do, as frozen dataclasses the commands fill. Imports nothing heavy."""
 
-import dataclasses
 import os
 from dataclasses import dataclass
 from dataclasses import field
@@ -77,14 +76,15 @@ class OutputOptions:
     def run_path(self, data: "DataOptions", model_id: str, candidates: str | None = None) -> Path:
         """``path``, else ``runs/<benchmark>_<last part of the model id>.json``, checked before any work: neither the
         run, its metadata nor ``stats_json`` may be one of the inputs (the data folder's tables and images, the
-        candidates run), and a name made from the model's is refused when it holds a run of another model
-        (``check_replaceable``)."""
+        candidates run, a local model folder), and a name made from the model's is refused when it holds a run of
+        another model (``check_replaceable``)."""
         if self.path and not self.named_after_model:
             path = Path(self.path)
         else:
             path = Path(self.path) if self.path else default_output(data.benchmark.name, model_id)
             check_replaceable(path, model_id)
         inputs = data.benchmark.data_inputs(data.folder) + [Path(p) for p in (data.images_dir, candidates) if p]
+        inputs.append(Path(model_id))  # a local model folder (a Hub id names no local file)
         if not path.is_dir():
             path.parent.mkdir(parents=True, exist_ok=True)  # runs/ is made on the first run
         check_target(path, "--output", inputs, example=f"{data.benchmark.name}.json")
@@ -150,19 +150,3 @@ class RerankOptions:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"--{name.replace('_', '-')} {value}: must be at least 1.")
-
-
-def from_record(cls, record: dict, benchmark: Benchmark):
-    """``cls`` (RetrieveOptions or RerankOptions) as ``provenance.options_record`` recorded it, with ``benchmark``
-    (the declaration the record names); fields the record lacks keep their defaults."""
-    values = {}
-    for item in dataclasses.fields(cls):
-        if item.name not in record:
-            continue
-        value = record[item.name]
-        if item.type is DataOptions:
-            value = DataOptions(benchmark, **{key: v for key, v in value.items() if key != "benchmark"})
-        elif dataclasses.is_dataclass(item.type):
-            value = from_record(item.type, value, benchmark)
-        values[item.name] = value
-    return cls(**values)

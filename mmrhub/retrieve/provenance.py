@@ -14,6 +14,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from mmr_inputs import load_json_file
 from mmrhub.run_records import has_random_weights
 from mmrhub.run_records import meta_path
 from mmrhub.writing import write_text
@@ -212,13 +213,16 @@ def write_meta(run_path, command: str, model_id: str, identity: dict, settings, 
     return write_text(meta_path(run_path), json.dumps(meta, indent=1, ensure_ascii=False, default=str) + "\n")
 
 
+MAX_RECORD = 1 << 26  # bytes of a run's metadata: a few kB as written, so a bound far above that
+
+
 def read_meta(path) -> dict:
     """A run's metadata as written by ``write_meta``; an error naming the file when it is not one."""
     path = Path(path)
     try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise ValueError(f"{path}: not a run's metadata ({err})") from None
+        meta = load_json_file(str(path), limit=MAX_RECORD)  # the one way in: a FIFO is refused, not waited on
+    except OSError as err:  # an InputError (a FIFO, damaged JSON) names the file itself
+        raise OSError(err.errno, f"{path}: cannot read the run's metadata: {err.strerror or err}") from None
     if not isinstance(meta, dict) or meta.get("command") not in ("retrieve", "rerank"):
         raise ValueError(f"{path}: not the metadata of a retrieve or rerank run (RUN.json.meta.json)")
     if "options" not in meta:

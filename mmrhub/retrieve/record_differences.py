@@ -92,15 +92,33 @@ def same_run(recorded_bytes, repeated_bytes: bytes, recorded_run: Path) -> str:
         return f"The recorded run {recorded_run} is not there to compare with."
     if recorded_bytes == repeated_bytes:
         return "The repeated run is identical to the recorded one, byte for byte."
-    then, now = json.loads(recorded_bytes), json.loads(repeated_bytes)
-    then_ranked = {entry["qid"]: entry["ranked"] for entry in then}
+    then, now = ranked_by_query(recorded_bytes), ranked_by_query(repeated_bytes)
+    if then is None:
+        return f"The repeated run differs from {recorded_run}, which is not a run as retrieve and rerank write them."
     moved = largest = 0
-    for entry in now:
-        before = then_ranked.get(entry["qid"], [])
-        moved += [r["did"] for r in before] != [r["did"] for r in entry["ranked"]]
-        scores = [(a.get("score"), b.get("score")) for a, b in zip(before, entry["ranked"]) if a["did"] == b["did"]]
+    for qid, ranked in now.items():
+        before = then.get(qid, [])
+        moved += [did for did, _ in before] != [did for did, _ in ranked]
+        scores = [(a, b) for (did, a), (same, b) in zip(before, ranked) if did == same]
         largest = max([largest, *(abs(a - b) for a, b in scores if a is not None and b is not None)])
     return (
         f"The repeated run differs from the recorded one: {moved:,} of {len(now):,} queries ranked differently, "
         f"scores of the same items apart by up to {largest:.3g}."
     )
+
+
+def ranked_by_query(data: bytes):
+    """{qid: [(did, score), ...]} of a run as retrieve and rerank write it, or None when ``data`` is not one."""
+    try:
+        return {
+            entry["qid"]: [(item["did"], _number(item.get("score"))) for item in entry["ranked"]]
+            for entry in json.loads(data)
+        }
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
+def _number(score):
+    if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
+        raise TypeError(score)
+    return score

@@ -5,6 +5,7 @@ import sys
 
 import pytest
 from _interrupt_helpers import interrupted
+from _interrupt_helpers import interrupted_at
 from _interrupt_helpers import interrupted_or_done
 from _paths import MIPR_EMBEDDING
 
@@ -29,3 +30,30 @@ def test_the_handler_is_in_before_the_heavy_imports():
     assert loaded.index("mmrhub.interrupts") < min(loaded.index(name) for name in ("numpy", "pyarrow"))
     first_of_mmrhub = next(name for name in loaded if name.startswith("mmrhub."))
     assert first_of_mmrhub == "mmrhub.interrupts"
+
+
+@pytest.mark.parametrize("module", ["argparse", "mmrhub.commands.evaluate", "numpy", "pyarrow"])
+def test_ctrl_c_at_each_import_of_the_command_exits_130_with_one_line(module):
+    # from the interpreter's start, as the console script runs: argparse came before the handler once
+    code, out, err = interrupted_at(module, "plain", ["evaluate", "mipr", MIPR_EMBEDDING])
+    assert (code, out, err) == (130, "", INTERRUPTED)
+
+
+def report_argv(tmp_path):
+    return ["report", "mipr", MIPR_EMBEDDING, "-o", tmp_path / "page.html", "--queries", "2"]
+
+
+@pytest.mark.slow
+def test_ctrl_c_that_a_callback_swallows_still_ends_report_with_130_and_no_page(tmp_path):
+    pytest.importorskip("matplotlib")
+    code, out, err = interrupted_at("-", "swallowed", report_argv(tmp_path))
+    assert code == 130 and err.endswith(INTERRUPTED) and err.count("\n") == len(err.splitlines()), err
+    assert "Traceback" not in err and "Exception ignored" not in err and "KeyboardInterrupt" not in err, err
+    assert not (tmp_path / "page.html").exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_ctrl_c_that_an_import_turns_into_an_import_error_is_still_an_interruption(tmp_path):
+    pytest.importorskip("matplotlib")
+    code, out, err = interrupted_at("matplotlib", "import error", report_argv(tmp_path))
+    assert (code, err) == (130, INTERRUPTED) and not list(tmp_path.iterdir())

@@ -109,3 +109,22 @@ def test_an_export_of_other_data_is_refused_before_any_work(capsys, tmp_path, ex
     assert code == 1 and f"--export {sample} is an export of the bundled sample, but --data-dir" in err
     code, _, err = run_cli(capsys, *argv[:-1], str(tmp_path / "missing"))
     assert code == 1 and "no such folder (nor a Hub repo id, org/name)" in err
+
+
+@pytest.mark.parametrize("target", ["README.md", "shard", "linked README.md"])
+def test_output_onto_the_export_being_scored_is_refused_before_any_work(capsys, tmp_path, exported, target):
+    sample = exported("mipr", "mteb")
+    if target == "shard":
+        path = sorted(sample.rglob("*.parquet"))[0]
+    elif target == "README.md":
+        path = sample / "README.md"
+    else:  # the export reached through a link to its folder
+        (tmp_path / "linked").symlink_to(sample)
+        path = tmp_path / "linked" / "README.md"
+    before = path.read_bytes()
+    capsys.readouterr()  # the export's own progress
+    code, _, err = run_cli(capsys, "mteb", "mipr", "--model", MODEL, "-o", str(path), "--export", str(sample))
+    assert code == 1 and err == (
+        f"mmrhub mteb: error: --output {path}: is {sample}, one of this command's inputs; write elsewhere.\n"
+    )
+    assert path.read_bytes() == before
