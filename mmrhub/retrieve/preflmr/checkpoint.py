@@ -184,9 +184,9 @@ def load_tokenizers(folder: Path) -> tuple:
 
     found = []
     for sub in (QUERY_TOKENIZER, CONTEXT_TOKENIZER):
-        if not (folder / sub / "vocab.txt").is_file():
+        if not any((folder / sub / name).is_file() for name in ("vocab.txt", "tokenizer.json")):
             raise FileNotFoundError(
-                f"{folder / sub}: no vocab.txt; a PreFLMR checkpoint holds its BERT tokenizers "
+                f"{folder / sub}: neither vocab.txt nor tokenizer.json; a PreFLMR checkpoint holds its BERT tokenizers "
                 f"in {QUERY_TOKENIZER}/ and {CONTEXT_TOKENIZER}/."
             )
         found.append(BertTokenizer.from_pretrained(str(folder / sub)))

@@ -233,7 +233,7 @@ def mapping_config(base, folder: Path, path: Path) -> dict:
     if base == BERT_BASE:
         settings = BertConfig().to_dict()
     else:
-        candidates = [Path(base), folder / base]
+        candidates = [folder / base, Path(base)]
         found = next((c / "config.json" for c in candidates if (c / "config.json").is_file()), None)
         if found is None:
             from mmrhub.retrieve.preflmr.checkpoint import hub_file
