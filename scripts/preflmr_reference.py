@@ -49,10 +49,11 @@ def export(work: Path) -> None:
     """The tiny checkpoint and the sample's plain inputs under ``work`` (this project's venv)."""
     root = Path(__file__).resolve().parents[1]
     sys.path[:0] = [str(root), str(root / "scripts")]
-    import m2kr
     from datasets import Image
     from tiny_models import build_preflmr
     from tiny_models import m2kr_sample_texts
+
+    import m2kr
 
     work.mkdir(parents=True, exist_ok=True)
     build_preflmr(work / CHECKPOINT, SIZE, seed=SEED, texts=m2kr_sample_texts(root / "data" / "m2kr"))
