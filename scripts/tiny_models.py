@@ -17,6 +17,9 @@ What each one is:
     torchvision.
   - ``build_tiny_llava_reranker``: a generative reranker like Qwen3-VL-Reranker, but tiny and torchvision-free (CLIP
     vision tower, Qwen2 text model).
+  - ``build_preflmr``: PreFLMR (LinWeizheDragon/FLMR) with the Hub checkpoint's layout (config.json of model type
+    ``flmr``, sharded safetensors under the authors' tensor names, query_tokenizer/ and context_tokenizer/, and a
+    CLIP image processor folder beside them); ``size`` ``tiny`` or ``vit-g`` (PreFLMR_ViT-G's geometry).
 
 Everything heavy is imported inside the builders.
 """
@@ -427,11 +430,12 @@ def has_torchvision() -> bool:
     return find_spec("torchvision") is not None
 
 
-def make_tiny_models(folder, texts) -> dict:
+def make_tiny_models(folder, texts, m2kr_texts=()) -> dict:
     """The tiny models a first offline run needs, under ``folder``, named so that their presets follow from their
     names: a Qwen3-VL embedder and reranker where torchvision is installed, else a Chinese-CLIP dual encoder and a
-    LLaVA CrossEncoder reranker. Returns {"embedding": path, "reranker": path, "backend": ...}; a ``tiny-models.json``
-    beside them says the same."""
+    LLaVA CrossEncoder reranker; and a tiny PreFLMR (its vocabulary made of ``m2kr_texts``' words) with its CLIP
+    image processor. Returns {"embedding": path, "reranker": path, "backend": ..., "preflmr": path,
+    "preflmr_image_processor": path}; a ``tiny-models.json`` beside them says the same."""
     folder = Path(folder)
     if has_torchvision():
         made = {
@@ -451,6 +455,9 @@ def make_tiny_models(folder, texts) -> dict:
                 build_tiny_llava_reranker(folder / "build-reranker").rename(folder / "llava-reranker-tiny")
             ),
         }
+    preflmr = build_preflmr(folder / "PreFLMR-tiny", texts=m2kr_texts)
+    made["preflmr"] = str(preflmr)
+    made["preflmr_image_processor"] = str(preflmr / PREFLMR_PROCESSOR)
     for leftover in ("build-embedding", "build-reranker"):
         _remove(folder / leftover)
     (folder / "tiny-models.json").write_text(json.dumps(made, indent=1) + "\n", encoding="utf-8")
