@@ -52,7 +52,7 @@ TEXT_DEFAULTS = dict(
     layer_norm_eps=1e-12,
     pad_token_id=0,
 )
-# FLMRVisionConfig (configuration_flmr.py:83-121): CLIPVisionConfig's keys and defaults.
+# FLMRVisionConfig (configuration_flmr.py:90-106): CLIPVisionConfig's keys and defaults.
 VISION_DEFAULTS = dict(
     hidden_size=768,
     intermediate_size=3072,
