@@ -79,9 +79,7 @@ class Items(torch.utils.data.Dataset):
     process fetches them: the DataLoader workers. ``instructions``: read each row's ``INSTRUCTION_COLUMN`` (where
     the table has one). ``images=False``: no image is read (a text-only side, PreFLMR's passages; Row.image None)."""
 
-    def __init__(
-        self, dataset, table, orientation: str = EXIF_APPLY, instructions: bool = False, images: bool = True
-    ):
+    def __init__(self, dataset, table, orientation: str = EXIF_APPLY, instructions: bool = False, images: bool = True):
         from datasets import Image
 
         self.instruction_column = INSTRUCTION_COLUMN if instructions and has_instructions(dataset) else None
