@@ -66,20 +66,20 @@ class FakeTokens:
         return batch["vectors"].to(self.device), batch["kept"].to(self.device)
 
 
-def build(model_id, settings, revision=None, device="cpu", dtype=None, text_weight=None):
-    from mmrhub.retrieve.multi_vector import TokenEncoder
-
-    return TokenEncoder(FakeTokens(device, settings.image_processor), model_id, settings, revision, device, dtype)
+def build_preflmr_encoder(model_id, image_processor=None, device="cpu", dtype=None, revision=None):
+    """What ``mmrhub.retrieve.preflmr.encoder.build_preflmr_encoder`` returns, for this model."""
+    return FakeTokens(device, image_processor)
 
 
 def install(monkeypatch=None):
-    """Build this model wherever PreFLMR's would be built."""
-    from mmrhub.retrieve import encoders
+    """Build this model wherever PreFLMR's would be built (the rest of the pipeline, ``multi_vector`` included,
+    stays as it is)."""
+    from mmrhub.retrieve.preflmr import encoder
 
     if monkeypatch is None:
-        encoders.ENCODERS["preflmr"] = build
+        encoder.build_preflmr_encoder = build_preflmr_encoder
     else:
-        monkeypatch.setitem(encoders.ENCODERS, "preflmr", build)
+        monkeypatch.setattr(encoder, "build_preflmr_encoder", build_preflmr_encoder)
 
 
 def brute_force(rows_q, rows_c) -> np.ndarray:

@@ -43,17 +43,16 @@ class TokenEncoder:
         self.row_instructions = settings.row_instructions
         self.passage_dtype = passage_dtype(device)
         processor = getattr(model, "image_processor_name", None) or settings.image_processor
-        self.identity = {
-            "backend": settings.backend,
-            "model": model_identity(model_id, revision),
-            "image_processor": model_identity(processor) if processor else None,
-            "dtype": str(dtype),
-            "passage_dtype": str(self.passage_dtype),
-            "exif_orientation": self.orientation,
-            "row_instructions": self.row_instructions,
-            "max_length": settings.max_length,
-            "inputs": getattr(model, "identity", None),  # the model's own account of its inputs, where it has one
-        }
+        # The model's own account of itself (checkpoint, dtype, config), else what we can tell of it.
+        own = getattr(model, "identity", None)
+        self.identity = dict(own) if own else {"model": model_identity(model_id, revision), "dtype": str(dtype)}
+        self.identity.update(
+            backend=settings.backend,
+            image_processor=model_identity(processor) if processor else None,
+            passage_dtype=str(self.passage_dtype),
+            exif_orientation=self.orientation,
+            row_instructions=self.row_instructions,
+        )
 
     def collate(self, role: str):
         """The model's collate for ``role`` (runs in the DataLoader workers)."""
@@ -77,14 +76,31 @@ class TokenEncoder:
 def build_preflmr(model_id: str, settings, revision=None, device="cpu", dtype=torch.float32, text_weight=None):
     """The PreFLMR encoder of ``model_id`` (Hub id or folder) with the preset's image processor, as a TokenEncoder
     (``text_weight``: unused, the model fuses image and text itself)."""
-    from mmrhub.retrieve.preflmr import build_preflmr_encoder
+    from mmrhub.retrieve.preflmr.encoder import build_preflmr_encoder
 
-    if revision is not None:
-        raise ValueError(
-            f"--revision {revision}: PreFLMR checkpoints are read from the Hub's main revision or a folder"
-        )
-    model = build_preflmr_encoder(model_id, image_processor=settings.image_processor, device=device, dtype=dtype)
+    refuse_unused(settings)
+
+    model = build_preflmr_encoder(
+        model_id, image_processor=settings.image_processor, device=device, dtype=dtype, revision=revision
+    )
     return TokenEncoder(model, model_id, settings, revision, device, dtype)
+
+
+# Settings the PreFLMR encoder takes from its checkpoint and the authors' code, never from the command line.
+UNUSED = {
+    "query_instruction": "--query-instruction (each query's own instruction is part of its text)",
+    "document_instruction": "--document-instruction",
+    "min_pixels": "--min-pixels (the CLIP image processor sizes images)",
+    "max_pixels": "--max-pixels (the CLIP image processor sizes images)",
+    "max_length": "--max-length (query_maxlen and doc_maxlen come with the checkpoint)",
+}
+
+
+def refuse_unused(settings) -> None:
+    """An override PreFLMR would silently ignore is refused, naming the option."""
+    for name, option in UNUSED.items():
+        if getattr(settings, name) is not None:
+            raise ValueError(f"{option}: not a PreFLMR setting; leave it out.")
 
 
 class CorpusTokens:

@@ -164,7 +164,6 @@ PREFLMR = Preset(
     name="preflmr",
     role="embedding",
     row_instructions=True,
-    max_length=512,
     exif_orientation="ignore",
     pooling="none: every kept token's vector, L2-normalised (late interaction)",
     score="exact MaxSim: the sum over the query's kept tokens of the best inner product with the passage's kept tokens",
@@ -175,7 +174,7 @@ PREFLMR = Preset(
             "FE:261-264 (each query's own instruction, stripped, ending in ':', ':' replaced by the config's "
             "mask_instruction_token), FE:266-271 (then the question)",
         ),
-        ("max_length", "FE:68 (doc_maxlen=512: passages' tokens); queries: the config's query_maxlen"),
+        ("lengths", "FE:68 (doc_maxlen=512: passages' tokens); queries: the checkpoint config's query_maxlen"),
         ("image_processor", "FE:250, FI:68 (AutoImageProcessor of the config's vision_model_version)"),
         ("exif_orientation", "FE:291 (Image.open(path).convert('RGB'): no EXIF transpose of the files they read)"),
         ("query without image", "FE:288-289 (a black 336 x 336 image)"),

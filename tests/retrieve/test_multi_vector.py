@@ -116,6 +116,19 @@ def test_a_missing_image_processor_folder_is_named(fake, tmp_path, model_dir):
 def test_candidates_and_faiss_are_refused_in_one_line(fake, tmp_path, model_dir):
     with pytest.raises(ValueError, match=r"^--search faiss: PreFLMR searches with exact MaxSim"):
         preflmr(tmp_path, model_dir, "--no-cache", "--search", "faiss")
+    with pytest.raises(ValueError, match=r"^--candidates: PreFLMR ranks the whole corpus \(exact MaxSim\)"):
+        preflmr(
+            tmp_path, model_dir, "--no-cache", "--candidates", M2KR.data_folder(None) + "/baseline/simulated_top5.json"
+        )
+
+
+@pytest.mark.parametrize(
+    "option, value",
+    [("--max-length", "64"), ("--query-instruction", "Find it."), ("--max-pixels", "1000")],
+)
+def test_settings_preflmr_would_ignore_are_refused(fake, tmp_path, model_dir, option, value):
+    with pytest.raises(ValueError, match=rf"^{option} .*not a PreFLMR setting; leave it out\.$"):
+        preflmr(tmp_path, model_dir, "--no-cache", option, value)
 
 
 def test_rerun_repeats_the_run_byte_for_byte_with_its_image_processor(fake, tmp_path, model_dir, processor_dir, capsys):
