@@ -181,3 +181,92 @@ def test_two_processes_write_the_run_one_process_writes(tmp_path, model_dir):
     assert "(2 process(es))" in stdout
     assert double.read_bytes() == single.read_bytes()
     assert sys.executable
+
+
+def test_baseline_m2kr_paper_prints_the_card_row_beside_ours_with_what_differs(fake, tmp_path, model_dir, capsys):
+    from mmrhub.cli import main
+
+    runs = tmp_path / "runs"
+    argv = ["baseline", "m2kr", "--paper", "--embedding-model", str(model_dir), "--output-dir", str(runs)]
+    assert main([*argv, "--num-workers", "0", "--no-cache"]) == 0
+    assert sorted(p.name for p in runs.iterdir()) == [
+        "m2kr_fake-model_top50.json",
+        "m2kr_fake-model_top50.json.meta.json",
+    ]
+    out = capsys.readouterr().out
+    meta = json.loads((runs / "m2kr_fake-model_top50.json.meta.json").read_text())
+    assert meta["preset"] == "preflmr" and meta["backend"] == "preflmr"
+    lines = out.splitlines()
+    at = lines.index("Beside the M2KR challenge card's row:")
+    assert lines[at + 1] == "| System | Recall@1 | Recall@3 | Recall@5 | Recall-mean |"
+    assert lines[at + 4] == "| PreFLMR ViT-G (the M2KR challenge card) | 19.5 | 34.0 | 41.2 | 31.6 |"
+    ours = lines[at + 3].split(" | ")
+    assert ours[0] == "| fake-model (ours)"
+    # our row is the run's own scores, as the table above prints them
+    (scored,) = [line for line in lines[:at] if line.startswith("| fake-model |")]
+    assert scored.split(" | ")[1:] == ours[1:]
+    difference = [float(cell.strip(" |")) for cell in lines[at + 5].split(" | ")[1:]]
+    assert difference == pytest.approx(
+        [float(cell.strip(" |")) - card for cell, card in zip(ours[1:], (19.5, 34.0, 41.2, 31.6))]
+    )
+    differs = lines[lines.index("What differs from the authors' run:") + 1 :]
+    assert differs[0].startswith(
+        "- Search: ours scores every passage exactly (MaxSim); the authors search an approximate"
+    )
+    assert (
+        "- Passage vectors in torch.float32: half on a GPU as the authors cast them (modeling_flmr.py:1338-1339), "
+        "float32 on CPU." in differs
+    )
+    assert (
+        "- Image processor: the config's vision_model_version, as the authors' indexer loads it "
+        "(modeling_flmr_for_indexing.py:68)." in differs
+    )
+    assert not any(line.startswith("- Model in") for line in differs)  # float32 on CPU, as theirs
+
+
+def test_baseline_differences_name_the_model_dtype_and_a_given_processor():
+    from mmrhub.benchmarks import M2KR
+    from mmrhub.scoring.published_table import baseline_differences
+
+    record = {
+        "model": {"dtype": "torch.bfloat16"},
+        "search": {"passage_dtype": "torch.float16"},
+        "settings": {"image_processor": "openai/clip-vit-large-patch14"},
+    }
+    lines = baseline_differences(M2KR.published_baseline, record)
+    assert lines[:3] == list(M2KR.published_baseline.differences)
+    assert lines[3:] == [
+        "Model in torch.bfloat16 (--dtype); the authors' example loads float32 (example_use_preflmr.py:245-249): "
+        "--dtype float32 runs theirs.",
+        "Passage vectors in torch.float16: half on a GPU as the authors cast them (modeling_flmr.py:1338-1339), "
+        "float32 on CPU.",
+        "Image processor: openai/clip-vit-large-patch14 (given); the authors' indexer loads the config's "
+        "vision_model_version (modeling_flmr_for_indexing.py:68).",
+    ]
+
+
+def test_baseline_m2kr_paper_reranks_only_when_a_reranker_is_given(tmp_path):
+    import argparse
+
+    from mmrhub.commands import baseline
+
+    parser = argparse.ArgumentParser()
+    baseline.register(parser.add_subparsers())
+    retrieve_options, rerank_options = baseline.pipeline_options(parser.parse_args(["baseline", "m2kr", "--paper"]))
+    assert retrieve_options.model == "LinWeizheDragon/PreFLMR_ViT-G" and retrieve_options.settings.preset == "preflmr"
+    assert rerank_options is None
+    args = parser.parse_args(
+        [
+            "baseline",
+            "m2kr",
+            "--paper",
+            "--reranker-model",
+            "Qwen/Qwen3-VL-Reranker-8B",
+            "--embedding-image-processor",
+            "openai/clip-vit-large-patch14",
+        ]
+    )
+    retrieve_options, rerank_options = baseline.pipeline_options(args)
+    assert retrieve_options.settings.image_processor == "openai/clip-vit-large-patch14"
+    assert rerank_options.model == "Qwen/Qwen3-VL-Reranker-8B" and rerank_options.settings.preset == "qwen3-vl-reranker"
+    assert rerank_options.candidates == str(retrieve_options.output.path)
