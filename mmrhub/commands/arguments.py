@@ -298,6 +298,13 @@ def add_preset_arguments(group, role: str, prefix: str = "") -> None:
             dest=f"{prefix.replace('-', '_')}document_instruction",
             help="corpus items' instruction, as --query-instruction (default: the preset's)",
         )
+        group.add_argument(
+            f"--{prefix}image-processor",
+            metavar="NAME_OR_FOLDER",
+            dest=f"{prefix.replace('-', '_')}image_processor",
+            help="PreFLMR: the CLIP image processor, a Hub id or folder (default: the checkpoint config's "
+            "vision_model_version)",
+        )
     else:
         group.add_argument(
             f"--{prefix}instruction",
@@ -336,6 +343,7 @@ def model_settings(args, prefix: str = "") -> ModelSettings:
         max_pixels=getattr(args, f"{prefix}max_pixels"),
         max_length=getattr(args, f"{prefix}max_length"),
         exif_orientation=getattr(args, f"{prefix}exif_orientation", None),
+        image_processor=getattr(args, f"{prefix}image_processor", None),
     )
 
 
