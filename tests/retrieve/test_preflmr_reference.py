@@ -31,13 +31,17 @@ def reference():
 
 
 @pytest.fixture(scope="module")
-def encoder(tmp_path_factory, reference):
+def checkpoint(tmp_path_factory, reference):
     made = reference["checkpoint"]
     assert (made["size"], made["seed"]) == (SIZE, SEED)
-    folder = build_preflmr(
+    return build_preflmr(
         tmp_path_factory.mktemp("preflmr") / "tiny", SIZE, seed=SEED, texts=m2kr_sample_texts(M2KR_SAMPLE)
     )
-    return build_preflmr_encoder(str(folder), image_processor=str(folder / PROCESSOR))
+
+
+@pytest.fixture(scope="module")
+def encoder(checkpoint):
+    return build_preflmr_encoder(str(checkpoint), image_processor=str(checkpoint / PROCESSOR))
 
 
 @pytest.fixture(scope="module")
@@ -87,3 +91,33 @@ def test_variants_differ(reference):
     scores = reference["scores"]
     assert scores["as_is"] != scores["image_only"]
     assert scores["as_is"] != scores["query_only"]
+
+
+@pytest.mark.slow
+def test_retrieve_run_scores_as_the_authors_code(checkpoint, reference, tmp_path):
+    # the whole pipeline (the preset, collate, packed passages, exact MaxSim): every score of the run is the authors'
+    from _retrieve_helpers import retrieve
+
+    _, run, _ = retrieve(
+        tmp_path,
+        "m2kr",
+        "--preset",
+        "preflmr",
+        "--model",
+        checkpoint,
+        "--image-processor",
+        checkpoint / PROCESSOR,
+        "--top-k",
+        300,
+    )
+    expected = reference["scores"]["as_is"]
+    passages = {pid: j for j, pid in enumerate(reference["passage_ids"])}
+    found = 0
+    for i, qid in enumerate(reference["query_ids"]):
+        ranked = next(entry["ranked"] for entry in run if entry["qid"] == qid)
+        assert len(ranked) == 300
+        for hit in ranked:
+            want = expected[i][passages[hit["did"]]]
+            assert abs(hit["score"] - want) <= RELATIVE * abs(want), (qid, hit["did"])
+            found += 1
+    assert found == 9000
