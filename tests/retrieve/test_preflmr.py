@@ -324,3 +324,22 @@ def test_worker_batches_equal_in_process_ones(encoder, role):
         for key in ("input_ids", "attention_mask", "token_mask", "pixel_values"):
             if key in here and here[key] is not None:
                 assert torch.equal(batch[key], here[key]), key
+
+
+def test_vit_g_geometry(tmp_path, monkeypatch):
+    # the GPU check's checkpoint: PreFLMR_ViT-G's parts, counted without allocating them (meta device)
+    from mmrhub.retrieve.preflmr.model import PreFLMRModel
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    write_config(tmp_path, preflmr_config("vit-g", 30522))
+    with torch.device("meta"):
+        model = PreFLMRModel(read_config(tmp_path))
+
+    def millions(module):
+        return round(sum(p.numel() for p in module.parameters()) / 1e6, 1)
+
+    assert millions(model.vision) == 1842.8  # CLIP ViT-bigG/14's vision tower
+    assert millions(model.context_text) == millions(model.query_text) == 109.5  # BERT-base, one per side
+    assert millions(model.vision_projection) == 11.8  # 1664 -> 2048 -> 4096 (32 tokens of 128)
+    assert len(model.mapping_network.layer) == 1
+    assert millions(model) == 2084.6
