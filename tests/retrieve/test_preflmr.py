@@ -343,3 +343,18 @@ def test_vit_g_geometry(tmp_path, monkeypatch):
     assert millions(model.vision_projection) == 11.8  # 1664 -> 2048 -> 4096 (32 tokens of 128)
     assert len(model.mapping_network.layer) == 1
     assert millions(model) == 2084.6
+
+
+def test_hub_download_takes_what_the_checkpoint_needs(checkpoint):
+    # huggingface_hub's own filter, as snapshot_download applies allow_patterns: every file of the real layout,
+    # nothing else of the repository (the authors' custom code, their C++ extension)
+    from huggingface_hub.utils import filter_repo_objects
+
+    from mmrhub.retrieve.preflmr.checkpoint import HUB_FILES
+
+    layout = [p.relative_to(checkpoint).as_posix() for p in checkpoint.rglob("*") if p.is_file()]
+    needed = [f for f in layout if not f.startswith(("clip-image-processor/", "mapping_base/", "random-weights"))]
+    repository = [*needed, "model.safetensors", "modeling_flmr.py", "segmented_maxsim.cpp", "README.md"]
+    taken = sorted(filter_repo_objects(repository, allow_patterns=HUB_FILES))
+    assert taken == sorted([*needed, "model.safetensors"])
+    assert any(f.startswith("model-00001-of-") for f in taken) and "model.safetensors.index.json" in taken

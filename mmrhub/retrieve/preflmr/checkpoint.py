@@ -24,7 +24,8 @@ from mmrhub.retrieve.preflmr.config import PreFLMRConfig
 
 INDEX = "model.safetensors.index.json"
 SINGLE = "model.safetensors"
-HUB_FILES = ["config.json", "model.safetensors*", f"{QUERY_TOKENIZER}/*", f"{CONTEXT_TOKENIZER}/*"]
+# what a Hub snapshot needs: config, weights (one file or shards named model-0000N-of-0000M) and index, tokenizers
+HUB_FILES = ["config.json", "model*.safetensors", INDEX, f"{QUERY_TOKENIZER}/*", f"{CONTEXT_TOKENIZER}/*"]
 NAMED_AT_MOST = 5  # names listed in an error line before "and N more"
 
 
