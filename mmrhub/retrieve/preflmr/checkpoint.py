@@ -24,7 +24,8 @@ from mmrhub.retrieve.preflmr.config import PreFLMRConfig
 
 INDEX = "model.safetensors.index.json"
 SINGLE = "model.safetensors"
-HUB_FILES = ["config.json", "model.safetensors*", f"{QUERY_TOKENIZER}/*", f"{CONTEXT_TOKENIZER}/*"]
+# what a Hub snapshot needs: config, weights (one file or shards named model-0000N-of-0000M) and index, tokenizers
+HUB_FILES = ["config.json", "model*.safetensors", INDEX, f"{QUERY_TOKENIZER}/*", f"{CONTEXT_TOKENIZER}/*"]
 NAMED_AT_MOST = 5  # names listed in an error line before "and N more"
 
 
@@ -184,9 +185,9 @@ def load_tokenizers(folder: Path) -> tuple:
 
     found = []
     for sub in (QUERY_TOKENIZER, CONTEXT_TOKENIZER):
-        if not (folder / sub / "vocab.txt").is_file():
+        if not any((folder / sub / name).is_file() for name in ("vocab.txt", "tokenizer.json")):
             raise FileNotFoundError(
-                f"{folder / sub}: no vocab.txt; a PreFLMR checkpoint holds its BERT tokenizers "
+                f"{folder / sub}: neither vocab.txt nor tokenizer.json; a PreFLMR checkpoint holds its BERT tokenizers "
                 f"in {QUERY_TOKENIZER}/ and {CONTEXT_TOKENIZER}/."
             )
         found.append(BertTokenizer.from_pretrained(str(folder / sub)))

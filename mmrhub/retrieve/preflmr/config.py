@@ -52,7 +52,7 @@ TEXT_DEFAULTS = dict(
     layer_norm_eps=1e-12,
     pad_token_id=0,
 )
-# FLMRVisionConfig (configuration_flmr.py:83-121): CLIPVisionConfig's keys and defaults.
+# FLMRVisionConfig (configuration_flmr.py:90-106): CLIPVisionConfig's keys and defaults.
 VISION_DEFAULTS = dict(
     hidden_size=768,
     intermediate_size=3072,
@@ -233,7 +233,7 @@ def mapping_config(base, folder: Path, path: Path) -> dict:
     if base == BERT_BASE:
         settings = BertConfig().to_dict()
     else:
-        candidates = [Path(base), folder / base]
+        candidates = [folder / base, Path(base)]
         found = next((c / "config.json" for c in candidates if (c / "config.json").is_file()), None)
         if found is None:
             from mmrhub.retrieve.preflmr.checkpoint import hub_file

@@ -3,7 +3,7 @@ DataLoader workers run (texts built and tokenised, masks computed, images throug
 tensors), ``encode(batch, role)`` runs the model in the main process and returns token vectors with their kept-mask:
 queries ((B, Tq, dim) float32, (B, Tq) bool), passages ((B, Tp, dim) float32, (B, Tp) bool, Tp the batch's longest).
 Vectors are unit length and zero where the mask is False. The search (``maxsim.py``) keeps the kept tokens and casts
-passages to half on a GPU as the authors do (``PASSAGE_DTYPE_ON_GPU``).
+passages to half on a GPU as the authors do (modeling_flmr.py:1338-1339).
 """
 
 import os
@@ -20,8 +20,6 @@ from mmrhub.retrieve.preflmr.model import PreFLMRModel
 
 QUERIES = "queries"
 CORPUS = "corpus"
-# The authors' doc() casts passage vectors to half on a GPU (modeling_flmr.py:1338-1339); queries stay float32.
-PASSAGE_DTYPE_ON_GPU = torch.float16
 PASSAGE_PADDING = "the batch's longest (the authors pad to doc_maxlen; kept tokens' vectors are the same)"
 
 
@@ -112,6 +110,11 @@ class PreFLMREncoder:
                 self.config.query_vision,
             )
         return PassageCollate(self.context_tokenizer, self.config.doc_maxlen, self.passage_skip_ids)
+
+    def reads_images(self, role: str) -> bool:
+        """Whether ``role``'s images are read: queries' where the config concatenates image tokens; passages are
+        text (``passage_content``, example_use_preflmr.py:226)."""
+        return role == QUERIES and self.config.query_vision
 
     def tokenizers(self) -> list:
         """The tokenisers its texts go through (for the unknown-token check)."""

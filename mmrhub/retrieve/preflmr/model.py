@@ -54,6 +54,7 @@ class PreFLMRModel(nn.Module):
             from transformers.models.bert.modeling_bert import BertEncoder
 
             mapping = BertConfig(**config.mapping, is_decoder=True, add_cross_attention=True)
+            mapping._attn_implementation = text._attn_implementation or "sdpa"  # a standalone encoder has none
             self.mapping_input_linear = nn.Linear(vision.hidden_size, mapping.hidden_size)
             self.mapping_network = BertEncoder(mapping)
             # The authors call BertEncoder without a self-attention mask: on their transformers (4.49, eager
