@@ -55,7 +55,8 @@ def register(subparsers):
         help=f"MIPR: the paper's rows, {PAPER_EMBEDDING} and {PAPER_RERANKER} with their presets on the "
         f"top-{PAPER_TOP_K}, printed beside the published rows with the differences; M2KR: the challenge card's "
         "PreFLMR ViT-G row (LinWeizheDragon/PreFLMR_ViT-G, preset preflmr, exact MaxSim), printed beside the card's "
-        "with what differs, reranked only when --reranker-model is given",
+        "with what differs, in float32 as its authors load it unless --dtype says otherwise, reranked only when "
+        "--reranker-model is given",
     )
     # Each model's options are named after it (--embedding-*, --reranker-*); those of both stand alone.
     embedding = parser.add_argument_group("embedding model")
@@ -155,6 +156,10 @@ def pipeline_options(args) -> tuple:
     names = run_names(data.benchmark.name, embedding_model, reranker_model, args.top_k)
     embedding_run, reranked_run = out / names[0], names[1] and out / names[1]
     runtime = run_options(args)
+    embedding_runtime = runtime
+    if args.paper and data.benchmark.published_baseline is not None and args.dtype == "auto":
+        # the baseline's authors load it in float32 (PreFLMR: example_use_preflmr.py:245-249, no dtype given)
+        embedding_runtime = replace(runtime, dtype="float32")
     cache_dir = (lambda name: str(Path(args.cache_dir) / name)) if args.cache_dir else (lambda name: None)
     retrieve = RetrieveOptions(
         data=data,
@@ -164,7 +169,7 @@ def pipeline_options(args) -> tuple:
         settings=embedding_settings,
         batch_size=args.embedding_batch_size,
         top_k=args.top_k,
-        runtime=replace(runtime, cache_dir=cache_dir("embeddings")),
+        runtime=replace(embedding_runtime, cache_dir=cache_dir("embeddings")),
         output=OutputOptions(path=str(embedding_run), score=False, named_after_model=True),
     )
     if reranker_model is None:

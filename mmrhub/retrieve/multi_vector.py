@@ -101,6 +101,11 @@ def refuse_unused(settings) -> None:
     for name, option in UNUSED.items():
         if getattr(settings, name) is not None:
             raise ValueError(f"{option}: not a PreFLMR setting; leave it out.")
+    if not settings.row_instructions:
+        raise ValueError(
+            "--default-instruction: PreFLMR's queries begin with their own instruction (as its authors' code "
+            "makes them); leave it out."
+        )
 
 
 class CorpusTokens:

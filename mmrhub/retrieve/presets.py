@@ -3,6 +3,7 @@
 Sources (read at these commits; line numbers refer to them):
   QE  QwenLM/Qwen3-VL-Embedding@8ce3aab src/models/qwen3_vl_embedding.py
   QR  QwenLM/Qwen3-VL-Embedding@8ce3aab src/models/qwen3_vl_reranker.py
+  ER  QwenLM/Qwen3-VL-Embedding@8ce3aab src/evaluation/mmeb_v2/eval_reranker.py
   QM  QwenLM/Qwen3-VL-Embedding@8ce3aab README.md
   CC  OFA-Sys/Chinese-CLIP@31863c7 cn_clip/clip/utils.py
   CE  OFA-Sys/Chinese-CLIP@31863c7 cn_clip/eval/data.py
@@ -37,8 +38,9 @@ class Preset:
     name: str
     role: str  # "embedding" or "reranker": which command the family serves
     query_instruction: str | None = None  # embedding: system turn of queries; reranker: the <Instruct>: line
-    # embedding: a query's system turn is its row's own instruction where its table has one (M2KR's); rows without
-    # one, and every row once --query-instruction is given, get query_instruction
+    # a query's system turn (reranker: its <Instruct>: line) is its row's own instruction where its table has one
+    # (M2KR's); rows without one, and every row once --query-instruction / --instruction or --default-instruction
+    # is given, get query_instruction
     row_instructions: bool = False
     document_instruction: str | None = None  # embedding: system turn of corpus items
     system_prompt: str | None = None  # reranker: its fixed system turn
@@ -113,6 +115,7 @@ QWEN3_VL_RERANKER = Preset(
     name="qwen3-vl-reranker",
     role="reranker",
     query_instruction="Given a search query, retrieve relevant candidates that answer the query.",
+    row_instructions=True,
     system_prompt=(
         "Judge whether the Document meets the requirements based on the Query and the Instruct provided. Note that "
         'the answer can only be "yes" or "no".'
@@ -124,6 +127,11 @@ QWEN3_VL_RERANKER = Preset(
     score='sigmoid(logit("yes") - logit("no")) at the last token',
     sources=(
         ("query_instruction", "QR:85 (default_instruction)"),
+        (
+            "row_instructions",
+            "ER:91 (each query's own instruction taken from its sample), ER:131-135 (passed with the query), QR:383, "
+            "QR:346-351 (it fills '<Instruct>: ', the default only where it is empty)",
+        ),
         ("system_prompt", "QR:334-340"),
         ("conversation", "QR:349-370 ('<Instruct>: ', '<Query>:', '\\n<Document>:'; image before text QR:295-317)"),
         ("min_pixels", "QR:20"),

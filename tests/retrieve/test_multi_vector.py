@@ -270,3 +270,12 @@ def test_baseline_m2kr_paper_reranks_only_when_a_reranker_is_given(tmp_path):
     assert retrieve_options.settings.image_processor == "openai/clip-vit-large-patch14"
     assert rerank_options.model == "Qwen/Qwen3-VL-Reranker-8B" and rerank_options.settings.preset == "qwen3-vl-reranker"
     assert rerank_options.candidates == str(retrieve_options.output.path)
+    # PreFLMR in float32 as its authors load it; the reranker keeps --dtype (auto: bfloat16 on CUDA, as QwenLM's)
+    assert (retrieve_options.runtime.dtype, rerank_options.runtime.dtype) == ("float32", "auto")
+    asked = parser.parse_args(["baseline", "m2kr", "--paper", "--dtype", "bfloat16"])
+    assert baseline.pipeline_options(asked)[0].runtime.dtype == "bfloat16"
+    assert rerank_options.settings.resolve(rerank_options.model, "reranker").row_instructions  # each query's own
+    args = parser.parse_args(["baseline", "m2kr", "--paper", "--reranker-model", "R", "--reranker-default-instruction"])
+    _, rerank_options = baseline.pipeline_options(args)
+    assert rerank_options.settings.row_instructions is False
+    assert not rerank_options.settings.resolve(rerank_options.model, "reranker").row_instructions
