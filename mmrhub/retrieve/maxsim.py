@@ -2,8 +2,8 @@
 
 score(query, passage) = the sum, over the query's kept tokens, of the largest inner product with any of the
 passage's kept tokens. Every passage is scored (no index, no pruning: the authors of PreFLMR search an approximate
-PLAID index instead), in chunks of whole passages on the device, and results are ordered as ``topk`` orders them:
-by score, then corpus index, ties at the k-th place keeping the lowest indices.
+PLAID index instead), in chunks of passages of similar length on the device (``chunks_by_length``), and results are
+ordered as ``topk`` orders them: by score, then corpus index, ties at the k-th place keeping the lowest indices.
 
 Only kept tokens are stored (``pack``): 47,318 passages x 512 tokens x 128 dims is 6.2 GB in float16 at most.
 The search's own allocations stay under ``working_bytes`` (checked by a test that records every allocation).
