@@ -507,6 +507,22 @@ PREFLMR_PROCESSOR = "clip-image-processor"  # the CLIP image processor's folder,
 PREFLMR_SHARD_BYTES = {"tiny": 150_000, "vit-g": 2_000_000_000}  # several shards at either size
 
 
+BERT_SPECIAL = {
+    "cls_token": "[CLS]",
+    "mask_token": "[MASK]",
+    "pad_token": "[PAD]",
+    "sep_token": "[SEP]",
+    "unk_token": "[UNK]",
+}
+# the keywords the authors' tokenizer classes keep (tokenization_flmr.py:101-111, 177-193)
+PREFLMR_TOKENIZERS = {
+    "query_tokenizer": {
+        "tokenizer_class": "FLMRBertQueryEncoderTokenizer",
+        "query_maxlen": 32,
+        "attend_to_mask_tokens": False,
+    },
+    "context_tokenizer": {"tokenizer_class": "FLMRBertContextEncoderTokenizer", "doc_maxlen": 512},
+}
 PREFLMR_WORDS = 3000  # the most frequent words of the texts given, whole in the tiny vocabulary
 
 
@@ -580,11 +596,8 @@ def build_preflmr(folder, size: str = "tiny", device=None, seed: int = 5, texts=
     authors' query_maxlen / doc_maxlen), and a CLIP image processor in ``clip-image-processor/`` (give it as
     ``--image-processor``). ``size``: ``tiny`` (2-layer text encoders, 3-layer 28-pixel vision tower) or ``vit-g``
     (ViT-G's vision tower, BERT-base text encoders; drawn on ``device`` in bfloat16 when one is given)."""
-    import shutil
-
     from safetensors.torch import save_file
     from transformers import BertConfig
-    from transformers import BertTokenizer
     from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
 
     from mmrhub.retrieve.preflmr.checkpoint import INDEX
@@ -597,15 +610,12 @@ def build_preflmr(folder, size: str = "tiny", device=None, seed: int = 5, texts=
     folder.mkdir(parents=True, exist_ok=True)
     geometry = PREFLMR_SIZES[size]
     vocab = preflmr_vocab(texts, geometry["vocab_size"])
-    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
-    for sub, extra in (("query_tokenizer", {"query_maxlen": 32}), ("context_tokenizer", {"doc_maxlen": 512})):
-        BertTokenizer(vocab=str(folder / "vocab.txt"), do_lower_case=True).save_pretrained(folder / sub)
-        shutil.copyfile(folder / "vocab.txt", folder / sub / "vocab.txt")  # the Hub's folders hold it (4.x)
-        settings_path = folder / sub / "tokenizer_config.json"
-        settings = json.loads(settings_path.read_text(encoding="utf-8"))
-        settings.update(extra)
-        settings_path.write_text(json.dumps(settings, indent=2), encoding="utf-8")
-    (folder / "vocab.txt").unlink()
+    for sub, settings in PREFLMR_TOKENIZERS.items():  # as the authors' tokenizers save themselves (transformers 4.x)
+        (folder / sub).mkdir(exist_ok=True)
+        (folder / sub / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+        (folder / sub / "special_tokens_map.json").write_text(json.dumps(BERT_SPECIAL, indent=2), encoding="utf-8")
+        config = {**BERT_SPECIAL, "do_lower_case": True, "model_max_length": 512, **settings}
+        (folder / sub / "tokenizer_config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
     config = preflmr_config(size, len(vocab))
     (folder / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
     if size == "tiny":

@@ -358,3 +358,46 @@ def test_hub_download_takes_what_the_checkpoint_needs(checkpoint):
     taken = sorted(filter_repo_objects(repository, allow_patterns=HUB_FILES))
     assert taken == sorted([*needed, "model.safetensors"])
     assert any(f.startswith("model-00001-of-") for f in taken) and "model.safetensors.index.json" in taken
+
+
+def test_query_skip_list_masks_tokens_and_cross_attention(checkpoint, encoder, tmp_path):
+    # query_mask_input_ids_skip_list: those ids leave the query's tokens (MF:1107) and the mapping network's
+    # cross-attention (MF:1143-1144)
+    folder = copy(checkpoint, tmp_path)
+    config = json.loads((folder / "config.json").read_text())
+    who = encoder.query_tokenizer.convert_tokens_to_ids("who")
+    (folder / "config.json").write_text(json.dumps({**config, "query_mask_input_ids_skip_list": [who]}))
+    skipping = load(folder)
+    rows = [Row("a", "who designed this", query_rows(1)[0].image, INSTRUCTION)]
+    batch = skipping.collate("queries")(rows)
+    assert not batch["token_mask"][batch["input_ids"] == who].any()
+    (plain, plain_kept), (skipped, skipped_kept) = vectors(encoder, rows, "queries"), skipping.encode(batch, "queries")
+    assert int(plain_kept.sum()) - int(skipped_kept.sum()) == 1
+    image = slice(32 + 32, None)  # the mapping network's tokens
+    assert not torch.allclose(plain[:, image], skipped[:, image], atol=1e-4)
+    assert torch.allclose(plain[:, 32 : 32 + 32], skipped[:, 32 : 32 + 32])  # the CLS MLP's: no text involved
+
+
+def test_the_config_chooses_which_tensors_are_read(checkpoint, encoder, tmp_path):
+    # one text encoder for both sides (the query side reads the passages'); the query side's own vision tower and
+    # projection (the passages' are stored but unused: passages are text)
+    folder = copy(checkpoint, tmp_path)
+    config = json.loads((folder / "config.json").read_text())
+    config.update(separate_query_and_context_text_encoder=False, separate_query_and_context_vision_encoder=True)
+    (folder / "config.json").write_text(json.dumps(config))
+
+    def relayout(tensors):
+        kept = {k: v for k, v in tensors.items() if not k.startswith("query_text_encoder")}
+        for name, tensor in tensors.items():
+            if name.startswith("context_vision_"):
+                kept[name.replace("context_vision_", "query_vision_")] = tensor
+                kept[name] = torch.zeros_like(tensor)  # never read
+        return kept
+
+    rewrite(folder, relayout)
+    shared = load(folder)
+    assert not hasattr(shared.model, "query_text")
+    rows = query_rows(2)
+    ours, theirs = vectors(encoder, rows, "queries")[0], vectors(shared, rows, "queries")[0]
+    assert torch.equal(ours[:, 32:64], theirs[:, 32:64])  # the same (query-side) vision tower and projection
+    assert not torch.allclose(ours[:, :32], theirs[:, :32])  # the passages' BERT now encodes the queries
