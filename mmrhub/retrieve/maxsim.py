@@ -2,8 +2,8 @@
 
 score(query, passage) = the sum, over the query's kept tokens, of the largest inner product with any of the
 passage's kept tokens. Every passage is scored (no index, no pruning: the authors of PreFLMR search an approximate
-PLAID index instead), in chunks of whole passages on the device, and results are ordered as ``topk`` orders them:
-by score, then corpus index, ties at the k-th place keeping the lowest indices.
+PLAID index instead), in chunks of passages of similar length on the device (``chunks_by_length``), and results are
+ordered as ``topk`` orders them: by score, then corpus index, ties at the k-th place keeping the lowest indices.
 
 Only kept tokens are stored (``pack``): 47,318 passages x 512 tokens x 128 dims is 6.2 GB in float16 at most.
 The search's own allocations stay under ``working_bytes`` (checked by a test that records every allocation).
@@ -99,13 +99,13 @@ def concat(parts: list) -> PackedTokens:
     return PackedTokens(torch.cat([part.vectors for part in parts]), torch.cat(offsets))
 
 
-def working_bytes(query_block: int, query_tokens: int, chunk_tokens: int, k: int, itemsize: int) -> int:
+def working_bytes(query_block: int, query_tokens: int, chunk_tokens: int, k: int, itemsize: int, dim: int) -> int:
     """An upper bound on what one query block x passage chunk step allocates, in bytes, for ``query_block``
-    queries of ``query_tokens`` tokens, a chunk of at most ``chunk_tokens`` passage tokens (so at most as many
-    passages), top-``k``, vectors of ``itemsize`` bytes:
+    queries of ``query_tokens`` tokens, a chunk of passages padded to at most ``chunk_tokens`` tokens (so at most
+    as many passages), top-``k``, vectors of ``dim`` values of ``itemsize`` bytes:
 
         chunk_tokens x query_block x query_tokens x (2 itemsize + 4)   token scores, best per passage, float32 sums
-      + chunk_tokens x 17                                              token owners (int64), a tie's masks
+      + chunk_tokens x (dim x itemsize + 16)                           the chunk's padded tokens and their rows
       + query_block x chunk_tokens x 8                                 passage scores and their transpose (float32)
       + query_block x (k + 1) x 96                                     top-k candidates, merged and sorted
 
@@ -114,7 +114,7 @@ def working_bytes(query_block: int, query_tokens: int, chunk_tokens: int, k: int
     columns = query_block * query_tokens
     return (
         chunk_tokens * columns * (2 * itemsize + 4)
-        + chunk_tokens * 17
+        + chunk_tokens * (dim * itemsize + 16)
         + query_block * chunk_tokens * 8
         + query_block * (k + 1) * 96
     )
@@ -126,18 +126,18 @@ def resident_bytes(packed: PackedTokens, num_queries: int, query_tokens: int, k:
     return packed.nbytes + num_queries * query_tokens * (packed.vectors.shape[1] * itemsize + 1) + num_queries * k * 12
 
 
-def plan(num_queries: int, query_tokens: int, longest: int, k: int, itemsize: int, budget: int) -> tuple:
+def plan(num_queries: int, query_tokens: int, longest: int, k: int, itemsize: int, dim: int, budget: int) -> tuple:
     """(query_block, chunk_tokens) with ``working_bytes`` <= ``budget`` and chunks that hold the ``longest``
     passage; a budget too small for one query and that passage is refused."""
     query_block = max(1, min(num_queries, QUERY_TOKENS_PER_BLOCK // max(1, query_tokens)))
     while True:
-        fixed = working_bytes(query_block, query_tokens, 0, k, itemsize)
-        per_token = working_bytes(query_block, query_tokens, 1, k, itemsize) - fixed
+        fixed = working_bytes(query_block, query_tokens, 0, k, itemsize, dim)
+        per_token = working_bytes(query_block, query_tokens, 1, k, itemsize, dim) - fixed
         chunk_tokens = (budget - fixed) // per_token
         if chunk_tokens >= longest:
             return query_block, int(chunk_tokens)
         if query_block == 1:
-            need = working_bytes(1, query_tokens, longest, k, itemsize)
+            need = working_bytes(1, query_tokens, longest, k, itemsize, dim)
             raise ValueError(
                 f"a MaxSim budget of {budget} bytes cannot hold one query and the longest passage "
                 f"({longest} tokens): it needs {need}"
@@ -145,14 +145,25 @@ def plan(num_queries: int, query_tokens: int, longest: int, k: int, itemsize: in
         query_block = max(1, query_block // 2)
 
 
-def chunk_bounds(offsets: np.ndarray, chunk_tokens: int) -> list:
-    """Passage positions that cut the corpus into runs of whole passages of at most ``chunk_tokens`` tokens."""
-    bounds = [0]
-    while bounds[-1] < len(offsets) - 1:
-        start = bounds[-1]
-        end = int(np.searchsorted(offsets, offsets[start] + chunk_tokens, side="right")) - 1
-        bounds.append(max(end, start + 1))
-    return bounds
+def chunks_by_length(lengths: np.ndarray, chunk_tokens: int) -> list:
+    """The passages in chunks of similar length, each chunk's count x its longest length <= ``chunk_tokens`` (so
+    padding to the longest wastes little), each chunk's passages in corpus order (so that a tie inside a chunk
+    keeps the lowest corpus index, as ``topk.block_topk`` keeps the lowest position)."""
+    order = np.argsort(lengths, kind="stable")
+    ordered = lengths[order]
+    chunks, start = [], 0
+    while start < len(order):
+        # count x longest grows with count (the lengths ascend): the largest count that fits, by bisection
+        low, high = 1, len(order) - start
+        while low < high:
+            middle = (low + high + 1) // 2
+            if middle * ordered[start + middle - 1] <= chunk_tokens:
+                low = middle
+            else:
+                high = middle - 1
+        chunks.append(np.sort(order[start : start + low]))
+        start += low
+    return chunks
 
 
 def check_queries(queries: torch.Tensor, query_mask: torch.Tensor, packed: PackedTokens):
@@ -179,23 +190,23 @@ def maxsim_topk(queries: torch.Tensor, query_mask: torch.Tensor, packed: PackedT
     ignored = ~query_mask.to(device=device, dtype=torch.bool)
     num_queries, query_tokens = ignored.shape
     k = min(k, len(packed))
-    offsets = packed.offsets.numpy()
+    lengths = packed.lengths.numpy()
     budget = budget_bytes or BUDGET_BYTES.get(device.type, BUDGET_BYTES["cuda"])
-    longest = int(packed.lengths.max())
-    query_block, chunk_tokens = plan(num_queries, query_tokens, longest, k, vectors.element_size(), budget)
-    bounds = chunk_bounds(offsets, chunk_tokens)
-    lengths = packed.lengths.to(device)
+    itemsize, dim = vectors.element_size(), vectors.shape[1]
+    query_block, chunk_tokens = plan(num_queries, query_tokens, int(lengths.max()), k, itemsize, dim, budget)
+    chunks = [
+        (torch.from_numpy(members).to(device), packed.offsets[members].to(device), packed.lengths[members].to(device))
+        for members in chunks_by_length(lengths, chunk_tokens)
+    ]
     all_values, all_indices = [], []
     for q0 in range(0, num_queries, query_block):
         block = queries[q0 : q0 + query_block]
         columns = block.reshape(-1, block.shape[2])
         best = None
-        for p0, p1 in zip(bounds[:-1], bounds[1:]):
-            scores = chunk_scores(
-                vectors[offsets[p0] : offsets[p1]], lengths[p0:p1], columns, ignored[q0 : q0 + query_block]
-            )
-            values, indices = block_topk(scores, min(k, p1 - p0))
-            indices += p0
+        for members, starts, chunk_lengths in chunks:
+            scores = chunk_scores(vectors, starts, chunk_lengths, columns, ignored[q0 : q0 + query_block])
+            values, positions = block_topk(scores, min(k, len(members)))
+            indices = members[positions]
             if best is not None:
                 values, indices = order_by_score(torch.cat([best[0], values], 1), torch.cat([best[1], indices], 1))
                 values, indices = values[:, :k], indices[:, :k]
@@ -205,15 +216,18 @@ def maxsim_topk(queries: torch.Tensor, query_mask: torch.Tensor, packed: PackedT
     return torch.cat(all_values).float(), torch.cat(all_indices)
 
 
-def chunk_scores(tokens, lengths, columns, ignored) -> torch.Tensor:
-    """(queries, passages) float32 MaxSim of one chunk: ``tokens`` the chunk's packed rows, ``lengths`` its
-    passages' token counts, ``columns`` the query block's tokens flattened, ``ignored`` their (queries, tokens)
-    padding and masked positions."""
-    num_passages = len(lengths)
-    token_scores = tokens @ columns.T  # (chunk tokens, query tokens)
-    owner = torch.repeat_interleave(torch.arange(num_passages, device=tokens.device), lengths)
-    best = torch.empty(num_passages, columns.shape[0], dtype=token_scores.dtype, device=tokens.device)
-    best.scatter_reduce_(0, owner[:, None].expand_as(token_scores), token_scores, "amax", include_self=False)
-    del token_scores, owner
-    best = best.view(num_passages, *ignored.shape).float().masked_fill_(ignored, 0)
+def chunk_scores(vectors, starts, lengths, columns, ignored) -> torch.Tensor:
+    """(queries, passages) float32 MaxSim of one chunk: the passages whose packed rows start at ``starts`` and run
+    ``lengths``, against ``columns`` (the query block's tokens, flattened), ``ignored`` their (queries, tokens)
+    padding and masked positions. Each passage is padded to the chunk's longest by repeating its last token, which
+    leaves its max unchanged: one dense product and one max, no scatter."""
+    width = int(lengths.max())
+    rows = starts[:, None] + torch.minimum(torch.arange(width, device=starts.device)[None, :], lengths[:, None] - 1)
+    tokens = vectors[rows.flatten()]  # (passages x width, dim)
+    del rows
+    token_scores = (tokens @ columns.T).view(len(starts), width, columns.shape[0])
+    del tokens
+    best = token_scores.amax(1)  # (passages, query tokens)
+    del token_scores
+    best = best.view(len(starts), *ignored.shape).float().masked_fill_(ignored, 0)
     return best.sum(2).T.contiguous()

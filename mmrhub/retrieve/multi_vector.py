@@ -27,6 +27,7 @@ from mmrhub.retrieve.provenance import model_identity
 from mmrhub.writing import new_entry
 
 logger = logging.getLogger(__name__)
+BACKENDS = ("preflmr",)  # the encoders.ENCODERS whose encode gives token vectors and their kept mask
 SEARCH = "exact MaxSim over every passage (maxsim.py); the authors search an approximate PLAID index"
 
 

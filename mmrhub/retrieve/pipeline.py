@@ -173,6 +173,9 @@ def _run(options: RetrieveOptions, context) -> int:
     started = time.perf_counter()
     settings = options.settings.resolve(options.model, "embedding")
     backend = settings.backend or options.backend
+    multi = backend in multi_vector.BACKENDS
+    if multi:
+        refuse_with_tokens(options, pools)
     check_reachable(options.model, "--model", options.revision)
     if settings.image_processor:
         check_reachable(settings.image_processor, "--image-processor")
@@ -186,9 +189,6 @@ def _run(options: RetrieveOptions, context) -> int:
         text_weight=options.text_weight,
     )
     phases.done("load model", 0, started, f" ({backend}: {options.model})")
-    multi = getattr(encoder, "multi_vector", False)
-    if multi:
-        refuse_with_tokens(options, pools)
 
     corpus_vectors = corpus_embeddings(corpus, encoder, context, options, phases)
     query_vectors = embed(queries, QUERIES, encoder, context, options, phases, QueryTokens(context) if multi else None)

@@ -76,8 +76,20 @@ def test_results_do_not_depend_on_the_chunk_sizes(data, budget):
 
 def test_small_budgets_do_make_many_chunks(data):
     queries, query_mask, vectors, mask = data
-    query_block, chunk_tokens = maxsim.plan(11, 5, 9, 10, 4, 12_000)
+    query_block, chunk_tokens = maxsim.plan(11, 5, 9, 10, 4, 16, 12_000)
     assert query_block < 11 and 9 <= chunk_tokens < int(mask.sum())
+
+
+def test_chunks_group_similar_lengths_in_corpus_order_within_the_padded_budget():
+    lengths = np.random.default_rng(5).integers(1, 40, 500)
+    chunks = maxsim.chunks_by_length(lengths, 120)
+    assert sorted(np.concatenate(chunks).tolist()) == list(range(500))  # every passage once
+    assert all((np.diff(chunk) > 0).all() for chunk in chunks)  # corpus order inside a chunk
+    assert all(len(chunk) * lengths[chunk].max() <= 120 for chunk in chunks)
+    # similar lengths share a chunk: padding adds little to the kept tokens
+    padded = sum(len(chunk) * lengths[chunk].max() for chunk in chunks)
+    assert padded < 1.1 * lengths.sum()
+    assert [len(c) for c in maxsim.chunks_by_length(np.array([5, 1, 5, 2]), 10)] == [2, 2]
 
 
 def test_ties_keep_the_lowest_corpus_indices_across_chunks():
@@ -208,8 +220,8 @@ def test_what_the_search_allocates_stays_under_the_stated_bound(budget):
     queries, query_mask = random_corpus(20, 6, 32, 4)
     packed = pack(torch.from_numpy(vectors), torch.from_numpy(mask), dtype=torch.float32)
     queries, query_mask = torch.from_numpy(queries), torch.from_numpy(query_mask)
-    query_block, chunk_tokens = maxsim.plan(20, 6, int(packed.lengths.max()), 10, 4, budget)
-    bound = working_bytes(query_block, 6, chunk_tokens, 10, 4)
+    query_block, chunk_tokens = maxsim.plan(20, 6, int(packed.lengths.max()), 10, 4, 32, budget)
+    bound = working_bytes(query_block, 6, chunk_tokens, 10, 4, 32)
     assert bound <= budget
     with Allocations([packed.vectors, packed.offsets, queries, query_mask]) as allocations:
         maxsim_topk(queries, query_mask, packed, 10, budget_bytes=budget)
@@ -224,7 +236,19 @@ def test_the_m2kr_corpus_fits_in_about_6_gb_of_half_vectors():
     packed = PackedTokens(torch.empty(47_318 * 512, 128, dtype=torch.float16, device="meta"), offsets)
     assert 6.2e9 < packed.nbytes < 6.21e9
     resident = maxsim.resident_bytes(packed, 6415, 320, 100)
-    query_block, chunk_tokens = maxsim.plan(6415, 320, 512, 100, 2, maxsim.BUDGET_BYTES["cuda"])
+    query_block, chunk_tokens = maxsim.plan(6415, 320, 512, 100, 2, 128, maxsim.BUDGET_BYTES["cuda"])
     # Queries in half: 6,415 x 320 x (128 x 2 + 1) bytes = 0.53 GB; the search's working set: the 2 GiB budget.
     assert 6.73e9 < resident < 6.74e9
-    assert working_bytes(query_block, 320, chunk_tokens, 100, 2) <= 2 << 30 and chunk_tokens > 30_000
+    assert working_bytes(query_block, 320, chunk_tokens, 100, 2, 128) <= 2 << 30 and chunk_tokens > 30_000
+
+
+def test_ties_between_passages_of_other_lengths_keep_the_lowest_indices():
+    # a passage and the same with its last token repeated score alike; chunks group them apart by length
+    x, y = [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]
+    short, long = [x, y, y], [x, y, y]
+    vectors = np.array([long if i % 2 == 0 else short for i in range(10)], dtype=np.float32)
+    mask = np.array([[True, True, i % 2 == 0] for i in range(10)])
+    queries = np.array([[x, y]], dtype=np.float32)
+    for budget in (None, 2_000, 3_000):
+        scores, indices = search(queries, np.ones((1, 2), dtype=bool), vectors, mask, 4, budget_bytes=budget)
+        assert indices.tolist() == [[0, 1, 2, 3]] and scores.tolist() == [[2.0] * 4]

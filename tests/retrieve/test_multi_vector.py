@@ -116,6 +116,8 @@ def test_a_missing_image_processor_folder_is_named(fake, tmp_path, model_dir):
 def test_candidates_and_faiss_are_refused_in_one_line(fake, tmp_path, model_dir):
     with pytest.raises(ValueError, match=r"^--search faiss: PreFLMR searches with exact MaxSim"):
         preflmr(tmp_path, model_dir, "--no-cache", "--search", "faiss")
+    with pytest.raises(ValueError, match=r"^--search faiss"):  # said before the model is looked for
+        preflmr(tmp_path, tmp_path / "no-such-model", "--no-cache", "--search", "faiss")
     with pytest.raises(ValueError, match=r"^--candidates: PreFLMR ranks the whole corpus \(exact MaxSim\)"):
         preflmr(
             tmp_path, model_dir, "--no-cache", "--candidates", M2KR.data_folder(None) + "/baseline/simulated_top5.json"
