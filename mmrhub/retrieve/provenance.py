@@ -47,7 +47,7 @@ def hub_commit(model_id: str, revision=None):
     """The commit of a Hub model as cached locally (it was just loaded), or None if it cannot be told."""
     from huggingface_hub import try_to_load_from_cache
 
-    for filename in ("config.json", "modules.json"):
+    for filename in ("config.json", "modules.json", "preprocessor_config.json"):  # the last: an image processor
         path = try_to_load_from_cache(model_id, filename, revision=revision)
         if isinstance(path, str):
             return Path(path).parent.name

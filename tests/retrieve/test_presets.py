@@ -17,6 +17,9 @@ from mmrhub.retrieve.presets import resolve
         ("Qwen/Qwen3-VL-Embedding-8B", "embedding", "qwen3-vl-embedding"),
         ("Qwen/Qwen3-VL-Reranker-2B", "reranker", "qwen3-vl-reranker"),
         ("OFA-Sys/chinese-clip-vit-large-patch14", "embedding", "chinese-clip"),
+        ("LinWeizheDragon/PreFLMR_ViT-G", "embedding", "preflmr"),
+        ("LinWeizheDragon/PreFLMR_ViT-L", "embedding", "preflmr"),
+        ("/models/preflmr_vit-b", "embedding", "preflmr"),
         ("/models/my-folder", "embedding", "none"),
     ],
 )
@@ -89,3 +92,32 @@ def test_a_run_says_how_it_was_made(tmp_path):
     meta = json.loads((tmp_path / "run.json.meta.json").read_text())
     assert meta["preset"] == "chinese-clip" and meta["settings"]["max_length"] == 52
     assert meta["model"]["model"]["files"] and meta["versions"]["transformers"]
+
+
+def test_preflmr_runs_on_its_own_backend_with_each_querys_instruction_and_cites_the_authors():
+    from mmrhub.retrieve.presets import PRESETS
+
+    settings = ModelSettings().resolve("LinWeizheDragon/PreFLMR_ViT-G", "embedding")
+    assert (settings.backend, settings.row_instructions, settings.image_processor) == ("preflmr", True, None)
+    sources = settings.settings()["sources"]
+    assert sources["passage_dtype"] == "FM:1338-1339 (passage vectors cast to half on a GPU; float32 on CPU)"
+    assert sources["row_instructions"].startswith("FE:261-264")
+    assert {name for name, preset in PRESETS.items() if preset.backend} == {"preflmr"}
+    with pytest.raises(ValueError, match="/models/x runs with the none preset"):  # a folder names no family
+        ModelSettings(image_processor="openai/clip-vit-large-patch14").resolve("/models/x", "embedding")
+    with_preset = ModelSettings(preset="preflmr", image_processor="openai/clip-vit-large-patch14")
+    assert with_preset.resolve("/models/x", "embedding").image_processor == "openai/clip-vit-large-patch14"
+
+
+def test_image_processor_is_refused_outside_preflmr_in_one_line():
+    with pytest.raises(ValueError, match=r"^--image-processor is for PreFLMR models \(--preset preflmr\); "):
+        ModelSettings(image_processor="p").resolve("Qwen/Qwen3-VL-Embedding-2B", "embedding")
+
+
+@pytest.mark.parametrize(
+    ("model", "role"), [("Qwen/Qwen3-VL-Embedding-2B", "embedding"), ("Qwen/Qwen3-VL-Reranker-2B", "reranker")]
+)
+def test_default_instruction_gives_every_query_the_presets(model, role):
+    assert ModelSettings().resolve(model, role).row_instructions
+    settings = ModelSettings(row_instructions=False).resolve(model, role)
+    assert not settings.row_instructions and settings.query_instruction  # the preset's own instruction stays
