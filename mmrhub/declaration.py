@@ -140,7 +140,10 @@ class Benchmark:
         return str(self.sample_dir if data_dir is None else data_dir)
 
     def data_inputs(self, data_dir) -> list:
-        """Everything a command reads from the data folder, tables and images: no output may be written onto one."""
+        """Everything a command reads from the data folder, tables and images: no output may be written onto one (a
+        folder given as a URL holds no local file)."""
+        if "://" in str(data_dir):
+            return []
         return self.judgment_files(data_dir) + self.image_inputs(data_dir)
 
     def builder_options(self, check_images: bool = True, images_dir=None) -> dict:

@@ -49,6 +49,17 @@ def load_both_sides(data: DataOptions, context):
     return queries, corpus
 
 
+def read_truth(data: DataOptions):
+    """The judgments scoring reads (``Benchmark.read_truth``) from a local data folder; None for tables read from a
+    URL or the Hub: the run is then written unscored, and a line says how to score it."""
+    return None if remote_tables(data) else data.benchmark.read_truth(data.folder)
+
+
+def remote_tables(data: DataOptions) -> bool:
+    """Whether the builder reads the tables from a URL or the Hub (``--data-dir``)."""
+    return "://" in data.folder
+
+
 def fingerprint(dataset, table) -> str:
     """Content hash of ids, texts and image names: what the embeddings depend on, independent of the data's path."""
     digest = hashlib.sha256()
