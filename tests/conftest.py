@@ -34,3 +34,35 @@ def exported(tmp_path_factory):
         return done[benchmark, format]
 
     return get
+
+
+@pytest.fixture
+def range_server(tmp_path):
+    """A loopback HTTP server (``tests/_range_server.py``) over a fresh folder ``server.root``, counting requests."""
+    from _range_server import RangeServer
+
+    root = tmp_path / "served"
+    root.mkdir()
+    with RangeServer(root) as server:
+        yield server
+
+
+@pytest.fixture
+def hub_server(range_server, monkeypatch):
+    """``range_server`` as the Hub: huggingface_hub (and ``hf://``) talks to it, online, with fresh file systems.
+
+    Add repos with ``hub_server.add_repo("owner/name", folder)``.
+    """
+    from _range_server import HUB_URL_TEMPLATE
+    from huggingface_hub import HfFileSystem
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "ENDPOINT", range_server.url)
+    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", range_server.url + HUB_URL_TEMPLATE)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setenv("HF_ENDPOINT", range_server.url)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "0")
+    HfFileSystem.clear_instance_cache()
+    yield range_server
+    HfFileSystem.clear_instance_cache()
