@@ -82,8 +82,10 @@ class Archive:
             part = next((p for p in self.parts if request.path.endswith("/" + p)), None)
             if part is None or request.method != "GET" or not request.sent:
                 continue
-            offset = sum(self.sizes[: self.parts.index(part)])
-            start = offset + int(request.range.split("=")[1].split("-")[0])
+            index = self.parts.index(part)
+            first, _, last = (request.range or "bytes=0-").split("=")[1].partition("-")
+            within = int(first) if first else self.sizes[index] - int(last)  # "bytes=-N": the last N bytes
+            start = sum(self.sizes[:index]) + within
             end = start + request.sent
             if end > self.directory_start:
                 directory += request.sent
