@@ -52,9 +52,13 @@ else:
     from m2kr_format import (CONFIG_NAMES, ID_FIELDS, NULLABLE, SOURCE_SCHEMAS, SPLIT, TASKS, M2krDataError,
                              check_answers, read_config, read_table, table_display)
 if __package__: \
-from .m2kr_archive import archive_url, check_local_headers, open_parts, open_zip
+from .m2kr_archive import archive_url, check_local_headers, open_archive, open_parts, open_zip
 else:
-    from m2kr_archive import archive_url, check_local_headers, open_parts, open_zip
+    from m2kr_archive import archive_url, check_local_headers, open_archive, open_parts, open_zip
+if __package__: \
+from .mmr_remote import state_of
+else:
+    from mmr_remote import state_of
 if __package__: \
 from .mmr_inputs import load_json_file
 else:
@@ -135,10 +139,14 @@ class M2krConfig(datasets.BuilderConfig):
     ``images_dir``: the folder holding the archives when they are neither in ``<data_dir>/images/`` (where the
     dataset card's ``hf_hub_download(..., local_dir="images/")`` puts them) nor in ``<data_dir>/``.
     ``check_images=False`` reads no archive: the ``image`` column is then empty (scoring never needs images).
+    Remote archives (``http(s)://``, ``hf://``) are read in place, one range request per image decoded;
+    ``download_archives=True`` downloads them whole instead (about 121 GB for the real screenshots), e.g. from a
+    server without Range support.
     """
 
     check_images: bool = True
     images_dir: Optional[str] = None
+    download_archives: bool = False
 
 
 class M2kr(SourceKeyedBuilder, datasets.ArrowBasedBuilder):
@@ -184,7 +192,9 @@ class M2kr(SourceKeyedBuilder, datasets.ArrowBasedBuilder):
             )
             table = table.append_column("image", pa.nulls(table.num_rows, _IMAGE_STORAGE))
         elif name in ARCHIVES:
-            parts = dl_manager.download(find_archives(name, self.config.data_dir, self.config.images_dir))
+            parts = find_archives(name, self.config.data_dir, self.config.images_dir)
+            if "://" not in parts[0] or self.config.download_archives:
+                parts = dl_manager.download(parts)  # a local path as it is; a remote part only when asked
             storage_options = _options_for(parts[0], options)
             table = add_images(table, name, [_absolute(part) for part in parts], storage_options)
         return [datasets.SplitGenerator(name=datasets.Split.TRAIN, gen_kwargs={"table": table})]
@@ -293,11 +303,12 @@ def list_tables(base: str, config: str, storage_options=None) -> list:
 def add_images(table: pa.Table, config: str, parts, storage_options=None) -> pa.Table:
     """Append the ``image`` reference column; report every row whose image is not an archive member.
 
-    For local parts, each referenced member's local header is checked too (parts swapped or replaced).
+    For local parts, each referenced member's local header is checked too (parts swapped or replaced); remote parts
+    cost one HEAD each and one or two range requests for the zip directory (then cached), and no image byte.
     """
     fs = fsspec.filesystem(fsspec.core.split_protocol(parts[0])[0] or "file", **(storage_options or {}))
-    with open_parts(fs, [fs._strip_protocol(part) for part in parts]) as virtual:
-        archive = open_zip(virtual, parts)
+    with open_parts(fs, [fs._strip_protocol(part) for part in parts], parts) as virtual:
+        archive = open_archive(virtual, parts)
         label = parts[0] if len(parts) == 1 else f"{parts[0]} (+{len(parts) - 1} parts)"
         resolved = _resolve_images(
             table, config, [info.filename for info in archive.infolist() if not info.is_dir()], label
@@ -374,6 +385,7 @@ def cache_hash(data_dir: Optional[str], images_dir: Optional[str] = None, config
     # The modules as imported: beside this file, or their copies in datasets' modules cache.
     # archive, rules, reading, what the builders share
     modules = (open_zip.__module__, read_table.__module__, load_json_file.__module__, SourceKeyedBuilder.__module__)
+    modules += (state_of.__module__,)
     material = [content_hash(path) for path in (__file__, *(sys.modules[module].__file__ for module in modules))]
     if data_dir:
         data_dir = _absolute(str(data_dir))
@@ -395,9 +407,16 @@ def _table_keys(pattern: str) -> list:
 
 
 def _archive_state(path: str):
-    if "://" in path:
-        return _remote_states(path)
-    return metadata_key(path)
+    """A local part's size, times and inode; a remote part's size and version (one HEAD, never a GET or a glob)."""
+    if "://" not in path:
+        return metadata_key(path)
+    if path.startswith("hf://") and hub_offline():
+        return None  # asking would fail; preparation says that the Hub is offline
+    try:
+        fs, fs_path = fsspec.core.url_to_fs(path)
+        return list(state_of(fs, fs_path, path))
+    except Exception:  # noqa: BLE001 - a missing part or an unreachable host: preparation, not the cache key, says it
+        return None
 
 
 def _remote_states(pattern: str) -> Optional[list]:
@@ -418,13 +437,18 @@ def load(
     cache_dir: Optional[str] = None,
     check_images: bool = True,
     images_dir: Optional[str] = None,
+    ids=None,
+    download_archives: bool = False,
 ):
     """Load one M2KR config as a Dataset (or IterableDataset with ``streaming=True``).
 
     Without ``data_dir`` the small bundled sample (``data/m2kr/`` beside this file) is used, and a warning says so,
     as by ``M2kr(...)``; ``data_dir=m2kr.HUB_TABLES`` reads the two Hub repos. ``images_dir``: the archives' folder
-    when not ``<data_dir>/images/`` or ``<data_dir>/``; ``check_images=False`` reads no archive and leaves the image
-    column empty.
+    (a path, ``http(s)://`` or ``hf://`` URL) when not ``<data_dir>/images/`` or ``<data_dir>/``; remote archives
+    are read in place, one range request per image decoded (``download_archives=True`` downloads them whole
+    instead). ``check_images=False`` reads no archive and leaves the image column empty. ``ids``: only the rows
+    with these ids (``question_id``, or ``passage_id`` for ``challenge_passage``), in this order, so that only
+    their images are read; an unknown id is an error naming it.
     """
     if config_name not in CONFIG_NAMES:
         raise ValueError(f"Unknown M2KR config {config_name!r}; expected one of {', '.join(CONFIG_NAMES)}.")
@@ -434,8 +458,45 @@ def load(
         cache_dir=cache_dir,
         check_images=check_images,
         images_dir=images_dir,
+        download_archives=download_archives,
     )
     if streaming:
-        return builder.as_streaming_dataset(split=split)
+        dataset = builder.as_streaming_dataset(split=split)
+        return dataset if ids is None else _streamed_rows(dataset, ID_FIELDS[config_name], ids)
     builder.download_and_prepare()
-    return builder.as_dataset(split=split)
+    dataset = builder.as_dataset(split=split)
+    return dataset if ids is None else select_ids(dataset, ID_FIELDS[config_name], ids)
+
+
+def select_ids(dataset: datasets.Dataset, id_field: str, ids) -> datasets.Dataset:
+    """The rows of ``dataset`` whose ``id_field`` is in ``ids``, in that order; no image is read (the id column
+    alone is), and an id not in the table is an error naming it."""
+    wanted = _wanted(ids)
+    position = {}
+    for index, row_id in enumerate(dataset.data.column(id_field).to_pylist()):
+        position.setdefault(row_id, index)
+    missing = [row_id for row_id in wanted if row_id not in position]
+    if missing:
+        shown = ", ".join(map(repr, missing[:5])) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise M2krDataError(f"{len(missing)} of the {len(wanted)} ids given are not {id_field}s of the table: {shown}.")
+    return dataset.select([position[row_id] for row_id in wanted])
+
+
+def _streamed_rows(dataset, id_field: str, ids):
+    """The streamed rows with these ids (in the table's order): the filter sees the id column with images not
+    decoded, so only the kept rows' images are read."""
+    wanted = set(_wanted(ids))
+    if "image" not in dataset.features:
+        return dataset.filter(lambda row_id: row_id in wanted, input_columns=[id_field])
+    undecoded = dataset.cast_column("image", datasets.Image(decode=False))
+    kept = undecoded.filter(lambda row_id: row_id in wanted, input_columns=[id_field])
+    return kept.cast_column("image", datasets.Image())
+
+
+def _wanted(ids) -> list:
+    if isinstance(ids, str):
+        raise TypeError(f"ids= takes a list of ids, not one string ({ids!r}): write ids=[{ids!r}].")
+    wanted = list(dict.fromkeys(str(row_id) for row_id in ids))
+    if not wanted:
+        raise ValueError("ids= is empty: give the ids of the rows to load, or leave ids out to load every row.")
+    return wanted

@@ -15,6 +15,7 @@ import m2kr_format
 import mmr_builder
 import mmr_cache
 import mmr_inputs
+import mmr_remote
 
 SNIPPET = """
 import json, sys
@@ -49,7 +50,7 @@ def test_m2kr_runs_as_a_script_on_datasets_36(tmp_path):
     # What a user downloads: the script and its siblings, alone in a folder (datasets copies the sibling).
     script = tmp_path / "script"
     script.mkdir()
-    for module in (m2kr, m2kr_archive, m2kr_format, mmr_inputs, mmr_cache, mmr_builder):
+    for module in (m2kr, m2kr_archive, m2kr_format, mmr_inputs, mmr_cache, mmr_builder, mmr_remote):
         shutil.copy(module.__file__, script)
     result = run_datasets36(SNIPPET, script / "m2kr.py", os.path.relpath(SAMPLE, tmp_path), env=env, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
