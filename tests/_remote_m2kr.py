@@ -141,11 +141,13 @@ def images_of(data: Path) -> tuple:
 
 
 def archive_files_under(folder: Path, served: Path) -> list:
-    """Files under ``folder`` holding a part's first or last 4 KB (a copy, whole or cut, of an archive part)."""
+    """Files under ``folder`` holding a part's first or middle 4 KB (a copy, whole or cut, of an archive part; the
+    zip directory at the end of the last part may be cached)."""
     marks = []
     for part in served.iterdir():
         data = part.read_bytes()
-        marks += [data[:4096], data[-4096:]]
+        middle = len(data) // 2
+        marks += [data[:4096], data[middle : middle + 4096]]
     found = []
     for path in Path(folder).rglob("*"):
         if path.is_file() and not path.is_symlink() and path.stat().st_size >= 4096:
