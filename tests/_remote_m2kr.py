@@ -24,9 +24,15 @@ TABLE = "train-00000-of-00001.parquet"
 IMAGES = "images"  # the served folder holding the archives
 
 
-def remote_m2kr(tmp_path: Path, server, queries=40, passages=240, screenshot_kb=40, query_image_kb=12) -> dict:
+HUB_REPO = "Jingbiao/M2KR-Challenge"
+
+
+def remote_m2kr(
+    tmp_path: Path, server, queries=40, passages=240, screenshot_kb=40, query_image_kb=12, hub=False
+) -> dict:
     """Synthetic M2KR (``bench/make_m2kr_synthetic.py``) with its tables in ``tmp_path/data`` and its archives,
-    rewritten with zip64 end records, only under ``server.root/images/``."""
+    rewritten with zip64 end records, only under ``server.root/images/``; ``hub``: served as the Hub repo
+    ``HUB_REPO`` too, ``url`` then its ``hf://`` address."""
     made = make_m2kr_synthetic.make(
         tmp_path / "made",
         queries=queries,
@@ -43,7 +49,11 @@ def remote_m2kr(tmp_path: Path, server, queries=40, passages=240, screenshot_kb=
     split_zip(served, members(b"".join((made / part).read_bytes() for part in m2kr.ARCHIVES["challenge_passage"])))
     (served / "query_images.zip").write_bytes(zip64_bytes(members((made / "query_images.zip").read_bytes())))
     shutil.rmtree(made)
-    return {"data": data, "served": served, "url": server.file_url(IMAGES)}
+    url = server.file_url(IMAGES)
+    if hub:
+        server.add_repo(HUB_REPO, served)
+        url = f"hf://datasets/{HUB_REPO}"
+    return {"data": data, "served": served, "url": url}
 
 
 def members(zip_data: bytes) -> list:
@@ -75,9 +85,9 @@ class Archive:
         self.directory_bytes = len(joined) - self.directory_start  # central directory and end records
 
     def read(self, requests) -> tuple:
-        """(the members whose bytes the logged requests sent, bytes sent for the directory) of the range GETs of
-        this archive's parts; a request that reaches into the directory counts as a directory read."""
-        touched, directory = set(), 0
+        """(the members whose bytes the logged requests sent, the directory reads: (start, bytes sent) each) of the
+        GETs of this archive's parts; a request that reaches into the directory counts as a directory read."""
+        touched, directory = set(), []
         for request in requests:
             part = next((p for p in self.parts if request.path.endswith("/" + p)), None)
             if part is None or request.method != "GET" or not request.sent:
@@ -88,7 +98,7 @@ class Archive:
             start = sum(self.sizes[:index]) + within
             end = start + request.sent
             if end > self.directory_start:
-                directory += request.sent
+                directory.append((start, request.sent))
                 continue
             touched |= {name for name, (first, last) in self.spans.items() if first < end and start < last}
         return touched, directory
@@ -104,9 +114,16 @@ def archives(served: Path) -> dict:
 
 
 def whole_part_gets(server) -> list:
-    """GETs of an archive part without a Range header: a part downloaded whole."""
+    """GETs of an archive part (served as a file or from a Hub repo) without a Range header: a part downloaded
+    whole."""
     parts = [part for names in m2kr.ARCHIVES.values() for part in names]
-    return [r for r in server.gets(f"/{IMAGES}/") if r.range is None and r.path.rsplit("/", 1)[-1] in parts]
+    return [r for r in server.gets() if r.range is None and r.path.rsplit("/", 1)[-1] in parts]
+
+
+def archive_gets(server) -> list:
+    """The GETs of archive parts, with a Range header or without."""
+    parts = [part for names in m2kr.ARCHIVES.values() for part in names]
+    return [r for r in server.gets() if r.path.rsplit("/", 1)[-1] in parts]
 
 
 def tables(data: Path) -> dict:

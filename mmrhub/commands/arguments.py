@@ -124,11 +124,24 @@ def add_build_arguments(parser, images_dir: bool = True) -> None:
     )
     if images_dir:
         parser.add_argument("--images-dir", help=IMAGES_DIR_HELP)
+        add_download_archives_argument(parser)
+
+
+def add_download_archives_argument(parser) -> None:
+    """``--download-archives``: remote archives downloaded whole, for a server that cannot serve byte ranges."""
+    parser.add_argument(
+        "--download-archives",
+        action="store_true",
+        help="M2KR: download remote archive parts whole (about 121 GB for the real screenshots) rather than read "
+        "each image in place; only for a server without Range support",
+    )
 
 
 def build_options(benchmark: Benchmark, args) -> dict:
-    """The builder's own keywords (``check_images``; M2KR's ``images_dir``) from the parsed arguments."""
-    return benchmark.builder_options(args.check_images, getattr(args, "images_dir", None))
+    """The builder's own keywords (``check_images``; M2KR's ``images_dir`` and ``download_archives``) from the
+    parsed arguments."""
+    images_dir, download = getattr(args, "images_dir", None), getattr(args, "download_archives", False)
+    return benchmark.builder_options(args.check_images, images_dir, download)
 
 
 def benchmark_named(benchmarks: dict):
@@ -234,6 +247,7 @@ def add_data_arguments(parser) -> None:
     add_data_dir_argument(parser, urls=True)
     parser.add_argument("--split", help="split to load (default: the benchmark's own, test / train)")
     parser.add_argument("--images-dir", help=IMAGES_DIR_HELP)
+    add_download_archives_argument(parser)
 
 
 def add_query_subset_arguments(parser) -> None:
@@ -387,7 +401,7 @@ def add_run_file_arguments(parser) -> None:
 
 def data_options(args) -> DataOptions:
     """The benchmark's declaration and its data folder, split and archives from the parsed arguments."""
-    return DataOptions(args.benchmark, args.data_dir, args.split, args.images_dir)
+    return DataOptions(args.benchmark, args.data_dir, args.split, args.images_dir, args.download_archives)
 
 
 def run_options(args) -> RunOptions:

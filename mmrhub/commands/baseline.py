@@ -170,6 +170,7 @@ def run(args) -> int:
     """Retrieve, rerank, then print the table of both runs and the oracle of the embedding's pools."""
     retrieve_options, rerank_options = pipeline_options(args)
     from mmrhub.retrieve import pipeline as retrieval
+    from mmrhub.retrieve.data_loading import read_truth
     from mmrhub.retrieve.distributed import Context
     from mmrhub.retrieve.rerank import pipeline as reranking
     from mmrhub.scoring.output.captions import model_caption
@@ -187,7 +188,10 @@ def run(args) -> int:
 
     data = retrieve_options.data
     embedding_run, reranked_run = retrieve_options.output.path, rerank_options.output.path
-    truth = data.benchmark.read_truth(data.folder)
+    truth = read_truth(data)
+    if truth is None:
+        print(f"Not scored: the judgment tables are read from {data.folder}, and scoring reads a local folder.")
+        return 0
     request = ScoringRequest(
         data.benchmark,
         data.data_dir,

@@ -32,7 +32,7 @@ def load_side(data: DataOptions, side: str) -> LoadedSide:
     """The queries or corpus of ``data.benchmark`` (``side``: "queries" or "corpus"), through its builder."""
     benchmark = data.benchmark
     table = getattr(benchmark, side)
-    options = benchmark.builder_options(images_dir=data.images_dir)
+    options = benchmark.builder_options(images_dir=data.images_dir, download_archives=data.download_archives)
     dataset = benchmark.builder().load(
         table.config, data_dir=data.folder, split=data.split or benchmark.split, **options
     )

@@ -48,6 +48,7 @@ class DataOptions:
     data_dir: str | None = None
     split: str | None = None
     images_dir: str | None = None
+    download_archives: bool = False  # remote archives downloaded whole rather than read in place
 
     @property
     def folder(self) -> str:

@@ -5,6 +5,7 @@ import os
 
 import pytest
 from _remote_m2kr import archive_files_under
+from _remote_m2kr import archive_gets
 from _remote_m2kr import archives
 from _remote_m2kr import images_of
 from _remote_m2kr import remote_m2kr
@@ -19,8 +20,19 @@ pytest.importorskip("matplotlib")
 SHOWN = 20
 
 
-def test_a_20_query_report_reads_only_its_thumbnails_members(tmp_path, range_server, capsys):
-    remote = remote_m2kr(tmp_path, range_server)
+HUB_TWICE = pytest.mark.xfail(
+    strict=True,
+    reason="remote-reader: over hf:// the builder and the thumbnails key the directory cache on different part "
+    "names (hf://datasets/... and datasets/...), so each archive's directory is read twice",
+)
+
+
+@pytest.mark.parametrize("where", ["http", pytest.param("hub", marks=HUB_TWICE)])
+def test_a_20_query_report_reads_only_its_thumbnails_members(where, tmp_path, request, monkeypatch, capsys):
+    range_server = request.getfixturevalue("hub_server" if where == "hub" else "range_server")
+    if where == "hub":  # datasets reads HF_ENDPOINT once, at import, for the storage options it passes on
+        monkeypatch.setattr("datasets.config.HF_ENDPOINT", range_server.url)
+    remote = remote_m2kr(tmp_path, range_server, hub=where == "hub")
     run = tmp_path / "run.json"
     ranked = write_run(remote["data"], run, failing=SHOWN)  # the 20 worst queries are the first 20
     out = tmp_path / "report.html"
@@ -45,17 +57,17 @@ def test_a_20_query_report_reads_only_its_thumbnails_members(tmp_path, range_ser
 
     # Only those members were read, each once, in one range request each; the directories once.
     assert whole_part_gets(range_server) == []
-    moved, allowed = 0, 0
+    moved = 0
     for config, archive in archives(remote["served"]).items():
         touched, directory = archive.read(range_server.requests)
         assert touched == expected[config], config
-        member_bytes = archive.member_bytes(touched)
+        # the directory read once: its end probed, and the directory before the probe read if it is longer
+        assert len(directory) == len(set(directory)) <= 2, (config, directory)
         sent = sum(range_server.sent(f"/{part}") for part in archive.parts)
-        assert sent <= 1.2 * member_bytes + archive.directory_bytes + 65_557, config  # + one end-record probe
+        assert sent - sum(size for _, size in directory) <= 1.2 * archive.member_bytes(touched), config
         moved += sent
-        allowed += member_bytes
-    member_gets = [r for r in range_server.gets("/images/") if r.range]
-    assert len(member_gets) <= sum(map(len, expected.values())) + 6  # + the directory reads, a few per archive
+    requests = [r for r in archive_gets(range_server) if r.range]
+    assert len(requests) <= sum(map(len, expected.values())) + 2 * len(expected)  # a member a request
     assert moved < sum(p.stat().st_size for p in remote["served"].iterdir()) / 4
 
     # Nothing of the archives was written anywhere: not in the datasets cache, not beside the page.
