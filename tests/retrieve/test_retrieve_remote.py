@@ -107,3 +107,26 @@ def test_an_unknown_query_id_is_one_line(tmp_path, served, capsys):
         "mmrhub retrieve: error: --query-ids: 'nope' not in the challenge_data table's question_id (30 queries); "
         "give ids of that column."
     )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="tests/_range_server.py (remote-reader): its resolve route sends no X-Repo-Commit header, which "
+    "hf_hub_download (datasets' download of the tables) requires",
+)
+def test_tables_and_images_on_the_hub(tmp_path, served, hub_server, monkeypatch, capsys):
+    """``--data-dir hf://...`` with ``--images-dir hf://...``: the run is written from the Hub's tables and the
+    images read in place; scoring reads a local folder, so the run is left unscored and a line says how to score."""
+    monkeypatch.setattr("datasets.config.HF_ENDPOINT", hub_server.url)
+    monkeypatch.setattr("datasets.config.HF_HUB_OFFLINE", False)
+    hub_server.add_repo("org/m2kr-tables", served["data"])
+    hub_server.add_repo("Jingbiao/M2KR-Challenge", served["served"])
+    hub_server.reset()
+    tables_url, images_url = "hf://datasets/org/m2kr-tables", "hf://datasets/Jingbiao/M2KR-Challenge"
+    run = retrieve(tmp_path, served, "hub.json", "--data-dir", tables_url, "--images-dir", images_url, "--queries", 3)
+    assert [entry["qid"] for entry in run] == list(served["pools"])[:3]
+    err = capsys.readouterr().err
+    assert f"Not scored: the judgment tables are read from {tables_url}, and scoring reads a local folder" in err
+    assert whole_part_gets(hub_server) == []
+    meta = json.loads((tmp_path / "hub.json.meta.json").read_text())
+    assert meta["data"]["folder"] == tables_url and meta["data"]["tables"] == {}
