@@ -14,7 +14,10 @@ whole processes, each run once with ``--images-dir`` the local folder and once w
 Printed: wall seconds (median of ``--rounds``), the server's requests and bytes sent, the bytes of the images the
 process used (their members' local headers and data), and what the process left under ``HF_HOME``.
 
-    python bench/remote_images.py [--passages 1200] [--screenshot-kb 300] [--rounds 3] [--work DIR]
+    python bench/remote_images.py [--passages 1200] [--screenshot-kb 300] [--rounds 3] [--work DIR] [--source DIR]
+
+``--source``: also run the HTTP case with the code of another checkout (e.g. ``git archive`` of the commit before
+the range reader), online for ``datasets`` (which downloads nothing offline), as a user would run it.
 """
 
 import argparse
@@ -111,10 +114,12 @@ def folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
 
 
-def timed(command: list, hf_home: Path) -> float:
-    """Seconds of one whole process, which must succeed."""
+def timed(command: list, hf_home: Path, source=None) -> float:
+    """Seconds of one whole process, which must succeed (``source``: with that checkout's code, online)."""
     env = dict(os.environ, HF_HOME=str(hf_home), HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
     env.pop("HF_DATASETS_CACHE", None)
+    if source:
+        env.update(PYTHONPATH=str(source), HF_DATASETS_OFFLINE="0")
     started = time.perf_counter()
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
@@ -123,19 +128,22 @@ def timed(command: list, hf_home: Path) -> float:
     return seconds
 
 
-def measure(name: str, command, server: RangeServer, scratch: Path, rounds: int) -> dict:
-    """Cold (fresh HF_HOME) and warm (the same one again) rounds of ``command(images_dir)``, local then HTTP."""
+def measure(name: str, command, server: RangeServer, scratch: Path, rounds: int, source=None) -> dict:
+    """Cold (fresh HF_HOME) and warm (the same one again) rounds of ``command(images_dir)``, local then HTTP (then
+    HTTP with ``source``'s code)."""
     rows = {}
-    for where, images_dir in (("local", str(server.root / "images")), ("http", server.file_url("images"))):
+    cases = [("local", str(server.root / "images"), None), ("http", server.file_url("images"), None)]
+    cases += [("http, before", server.file_url("images"), source)] if source else []
+    for where, images_dir, code in cases:
         for state in ("cold", "warm"):
             seconds, moved, requests = [], [], []
             for round_ in range(rounds):
-                hf_home = scratch / f"hf-{name}-{where}-{round_}"
+                hf_home = scratch / f"hf-{name}-{where.replace(', ', '-')}-{round_}"
                 if state == "cold":
                     shutil.rmtree(hf_home, ignore_errors=True)
                     hf_home.mkdir()
                 server.reset()
-                seconds.append(timed(command(images_dir), hf_home))
+                seconds.append(timed(command(images_dir), hf_home, code))
                 moved.append(server.sent("/images/"))
                 requests.append(len(server.gets("/images/")))
                 left = folder_bytes(hf_home)
@@ -169,6 +177,7 @@ def main():
     parser.add_argument("--screenshot-kb", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--work", type=Path, help="a new or empty folder to keep (default: a temporary one)")
+    parser.add_argument("--source", type=Path, help="also time the HTTP case with this checkout's code")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as temporary:
         work = args.work or Path(temporary)
@@ -184,9 +193,9 @@ def main():
                 return [sys.executable, "-c", READ_SCRIPT, str(data), images_dir, str(READ)]
 
             shown, first = (member_bytes(served, names) for names in used_members(data, run))
-            rows = measure("report", report, server, work, args.rounds)
+            rows = measure("report", report, server, work, args.rounds, args.source)
             show(f"mmrhub report m2kr RUN --queries {SHOWN}", rows, archives, shown)
-            rows = measure("read", read, server, work, args.rounds)
+            rows = measure("read", read, server, work, args.rounds, args.source)
             show(f"{READ:,}-image read (m2kr.load + decode)", rows, archives, first)
 
 
