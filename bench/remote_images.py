@@ -118,10 +118,12 @@ def timed(command: list, hf_home: Path, source=None) -> float:
     """Seconds of one whole process, which must succeed (``source``: with that checkout's code, online)."""
     env = dict(os.environ, HF_HOME=str(hf_home), HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
     env.pop("HF_DATASETS_CACHE", None)
+    env["PYTHONPATH"] = str(source or ROOT)  # this checkout's code, as run from it
     if source:
-        env.update(PYTHONPATH=str(source), HF_DATASETS_OFFLINE="0")
+        env["HF_DATASETS_OFFLINE"] = "0"
     started = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    # run from HF_HOME's parent: from this checkout, "-m" and "-c" would import its modules before PYTHONPATH's
+    done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=hf_home.parent)
     seconds = time.perf_counter() - started
     if done.returncode:
         raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
@@ -180,7 +182,7 @@ def main():
     parser.add_argument("--source", type=Path, help="also time the HTTP case with this checkout's code")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as temporary:
-        work = args.work or Path(temporary)
+        work = (args.work or Path(temporary)).resolve()
         data, served, run = prepare(work, args.passages, args.queries, args.screenshot_kb)
         archives = folder_bytes(served)
         with RangeServer(served.parent) as server:
