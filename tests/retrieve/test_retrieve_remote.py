@@ -130,3 +130,24 @@ def test_tables_and_images_on_the_hub(tmp_path, served, hub_server, monkeypatch,
     assert whole_part_gets(hub_server) == []
     meta = json.loads((tmp_path / "hub.json.meta.json").read_text())
     assert meta["data"]["folder"] == tables_url and meta["data"]["tables"] == {}
+
+
+def test_rerank_reads_only_the_pools_members(tmp_path, served, range_server, capsys):
+    """``mmrhub rerank m2kr --images-dir URL``: each query's image and its pool's screenshots, nothing else."""
+    pytest.importorskip("sentence_transformers")
+    from tiny_models import build_tiny_llava_reranker
+
+    model = build_tiny_llava_reranker(tmp_path / "reranker")
+    range_server.reset()
+    argv = ["rerank", "m2kr", "--data-dir", str(served["data"]), "--images-dir", served["url"], "--model", str(model)]
+    argv += ["--candidates", str(tmp_path / "pools.json"), "--top-n", "2", "--num-workers", "0", "--no-cache"]
+    assert main([*argv, "-o", str(tmp_path / "reranked.json")]) == 0, capsys.readouterr().err
+    query_image, screenshot = images_of(served["data"])
+    expected = {
+        "challenge_data": set(query_image.values()),
+        "challenge_passage": {screenshot[pid] for pool in served["pools"].values() for pid in pool[:2]},
+    }
+    assert whole_part_gets(range_server) == []
+    for config, archive in archives(served["served"]).items():
+        touched, _ = archive.read(range_server.requests)
+        assert touched == expected[config], config
