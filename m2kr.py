@@ -56,9 +56,9 @@ from .m2kr_archive import archive_url, check_local_headers, open_archive, open_p
 else:
     from m2kr_archive import archive_url, check_local_headers, open_archive, open_parts, open_zip
 if __package__: \
-from .mmr_remote import state_of
+from .mmr_remote import pinned, state_of
 else:
-    from mmr_remote import state_of
+    from mmr_remote import pinned, state_of
 if __package__: \
 from .mmr_inputs import load_json_file
 else:
@@ -141,12 +141,14 @@ class M2krConfig(datasets.BuilderConfig):
     ``check_images=False`` reads no archive: the ``image`` column is then empty (scoring never needs images).
     Remote archives (``http(s)://``, ``hf://``) are read in place, one range request per image decoded;
     ``download_archives=True`` downloads them whole instead (about 121 GB for the real screenshots), e.g. from a
-    server without Range support.
+    server without Range support. ``ids``: only the rows with these ids (``question_id``; ``passage_id`` for
+    ``challenge_passage``), in that order: only their images are referenced, so only theirs are ever read.
     """
 
     check_images: bool = True
     images_dir: Optional[str] = None
     download_archives: bool = False
+    ids: Optional[tuple] = None
 
 
 class M2kr(SourceKeyedBuilder, datasets.ArrowBasedBuilder):
@@ -186,6 +188,8 @@ class M2kr(SourceKeyedBuilder, datasets.ArrowBasedBuilder):
         paths = dl_manager.download(urls)
         opener = partial(xopen, mode="rb", download_config=dl_manager.download_config)
         table = read_config(name, {config: (paths[config], urls[config]) for config in names}, opener)
+        if self.config.ids is not None:
+            table = rows_with_ids(table, ID_FIELDS[name], wanted_ids(self.config.ids))
         if name in ARCHIVES and not self.config.check_images:
             logger.warning(
                 "%s: check_images=False (--no-check-images), so no archive is read and the image column is empty.", name
@@ -195,6 +199,10 @@ class M2kr(SourceKeyedBuilder, datasets.ArrowBasedBuilder):
             parts = find_archives(name, self.config.data_dir, self.config.images_dir)
             if "://" not in parts[0] or self.config.download_archives:
                 parts = dl_manager.download(parts)  # a local path as it is; a remote part only when asked
+            elif parts[0].startswith("hf://"):
+                # References at today's commit: they keep reading the bytes whose directory was read.
+                folder = pinned(parts[0].rsplit("/", 1)[0], _options_for(parts[0], options))
+                parts = [f"{folder}/{part.rsplit('/', 1)[1]}" for part in parts]
             storage_options = _options_for(parts[0], options)
             table = add_images(table, name, [_absolute(part) for part in parts], storage_options)
         return [datasets.SplitGenerator(name=datasets.Split.TRAIN, gen_kwargs={"table": table})]
@@ -459,44 +467,32 @@ def load(
         check_images=check_images,
         images_dir=images_dir,
         download_archives=download_archives,
+        ids=None if ids is None else wanted_ids(ids),
     )
     if streaming:
-        dataset = builder.as_streaming_dataset(split=split)
-        return dataset if ids is None else _streamed_rows(dataset, ID_FIELDS[config_name], ids)
+        return builder.as_streaming_dataset(split=split)
     builder.download_and_prepare()
-    dataset = builder.as_dataset(split=split)
-    return dataset if ids is None else select_ids(dataset, ID_FIELDS[config_name], ids)
+    return builder.as_dataset(split=split)
 
 
-def select_ids(dataset: datasets.Dataset, id_field: str, ids) -> datasets.Dataset:
-    """The rows of ``dataset`` whose ``id_field`` is in ``ids``, in that order; no image is read (the id column
-    alone is), and an id not in the table is an error naming it."""
-    wanted = _wanted(ids)
-    position = {}
-    for index, row_id in enumerate(dataset.data.column(id_field).to_pylist()):
-        position.setdefault(row_id, index)
-    missing = [row_id for row_id in wanted if row_id not in position]
-    if missing:
-        shown = ", ".join(map(repr, missing[:5])) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-        raise M2krDataError(f"{len(missing)} of the {len(wanted)} ids given are not {id_field}s of the table: {shown}.")
-    return dataset.select([position[row_id] for row_id in wanted])
-
-
-def _streamed_rows(dataset, id_field: str, ids):
-    """The streamed rows with these ids (in the table's order): the filter sees the id column with images not
-    decoded, so only the kept rows' images are read."""
-    wanted = set(_wanted(ids))
-    if "image" not in dataset.features:
-        return dataset.filter(lambda row_id: row_id in wanted, input_columns=[id_field])
-    undecoded = dataset.cast_column("image", datasets.Image(decode=False))
-    kept = undecoded.filter(lambda row_id: row_id in wanted, input_columns=[id_field])
-    return kept.cast_column("image", datasets.Image())
-
-
-def _wanted(ids) -> list:
+def wanted_ids(ids) -> tuple:
+    """``ids`` as the config keeps them: strings, each once, in the order given."""
     if isinstance(ids, str):
         raise TypeError(f"ids= takes a list of ids, not one string ({ids!r}): write ids=[{ids!r}].")
-    wanted = list(dict.fromkeys(str(row_id) for row_id in ids))
+    wanted = tuple(dict.fromkeys(str(row_id) for row_id in ids))
     if not wanted:
         raise ValueError("ids= is empty: give the ids of the rows to load, or leave ids out to load every row.")
     return wanted
+
+
+def rows_with_ids(table: pa.Table, id_field: str, ids) -> pa.Table:
+    """The rows of ``table`` whose ``id_field`` is in ``ids``, in that order; an id not in the table is an error
+    naming it."""
+    position = {}
+    for index, row_id in enumerate(table[id_field].to_pylist()):
+        position.setdefault(row_id, index)
+    missing = [row_id for row_id in ids if row_id not in position]
+    if missing:
+        shown = ", ".join(map(repr, missing[:5])) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise M2krDataError(f"{len(missing)} of the {len(ids)} ids given are not {id_field}s of the table: {shown}.")
+    return table.take([position[row_id] for row_id in ids])

@@ -4,6 +4,10 @@
 on any fsspec filesystem, without extracting or joining them. Members are untrusted: names, links, encryption,
 compression method, size and ratio are checked, and every read is bounded and checked against its CRC-32.
 
+Each member is read with one exact read of its local header and data: one range request for remote parts
+(``http(s)://``, ``hf://``, through ``mmr_remote``), whose zip directory is read once per process and kept in
+``$HF_HOME/mmrhub/zip-directories/``, keyed on each part's size and version.
+
 Needs only fsspec, so a DataLoader worker started with "spawn" resolves the protocol through the package's
 ``fsspec.specs`` entry point without importing ``datasets``. ``m2kr.py`` imports it (and, as a datasets loading
 script, has it copied beside itself).
@@ -35,9 +39,9 @@ from .mmr_inputs import InputError, open_regular
 else:
     from mmr_inputs import InputError, open_regular
 if __package__: \
-from .mmr_remote import RangeReader, RemoteChanged, is_local, state_of
+from .mmr_remote import RangeReader, RemoteChanged, is_http, is_local, state_of
 else:
-    from mmr_remote import RangeReader, RemoteChanged, is_local, state_of
+    from mmr_remote import RangeReader, RemoteChanged, is_http, is_local, state_of
 if __package__: \
 from .mmr_cache import cache_root, key_of, read_entry, sign
 else:
@@ -56,6 +60,7 @@ _INFLATE_CHUNK = 1 << 20
 _MAX_STORED = MAX_MEMBER_BYTES + (1 << 20)  # the most data a member within the bounds can store (deflate adds a little)
 # Neighbouring members are read together when the bytes between them cost less than a request (read_members).
 COALESCE_GAP = 1 << 16
+COALESCE_WASTE = 0.2
 COALESCE_MAX = 64 << 20
 
 
@@ -159,20 +164,28 @@ _DOWNLOAD_ADVICE = (
 )
 
 
-def open_parts(fs, parts, names=None) -> PartsFile:
+def open_parts(fs, parts, names=None, fresh: bool = True) -> PartsFile:
     """The parts on ``fs``, in order, as one file (``names``: the parts as messages call them, e.g. URLs); a
-    missing part is named. Nothing is read: a remote part's size and version come from one HEAD (``fs.info``)."""
+    missing part is named. Nothing is read: a remote part's size and version come from one HEAD (``fs.info``), or
+    with ``fresh=False`` from the last one this process made (each read then checks the version it is sent)."""
     names = list(names or parts)
     readers = []
     for part, name in zip(parts, names):
         try:
             if is_local(fs):
                 size, version = fs.size(part), None
+            elif not fresh and name in _STATES:
+                size, version = _STATES[name]
             else:
-                size, version = state_of(fs, part, name)
-        except FileNotFoundError as err:
-            where = "" if is_local(fs) else f" ({str(err).split(': ', 1)[-1].split(';')[0]})"
-            raise FileNotFoundError(f"Archive part {name} is missing{where}.") from None
+                size, version = _STATES[name] = state_of(fs, part, name)
+        except FileNotFoundError:
+            if is_local(fs):
+                raise FileNotFoundError(f"Archive part {name} is missing.") from None
+            answer = " (the server answered 404 Not Found)" if is_http(fs) else ""
+            raise FileNotFoundError(
+                f"Archive part {name} is missing{answer}: check images_dir= (--images-dir), the folder holding "
+                "the parts."
+            ) from None
         opener = _open_local if is_local(fs) else None
         readers.append(RangeReader(fs, part, name, size, version, advice=_DOWNLOAD_ADVICE, opener=opener))
     return PartsFile(readers)
@@ -365,19 +378,27 @@ def read_member(virtual: PartsFile, archive: zipfile.ZipFile, info: zipfile.ZipI
 
 
 def read_members(virtual: PartsFile, archive: zipfile.ZipFile, infos, label: str, gap: int = None) -> dict:
-    """``{name: bytes}`` of many members, neighbours read together: spans whose gap is at most ``gap`` bytes
-    (``COALESCE_GAP``; a request costs more than that many bytes) share one read of at most ``COALESCE_MAX``."""
+    """``{name: bytes}`` of many members, neighbours read together: a span joins the read before it when the gap
+    between them is at most ``gap`` bytes (``COALESCE_GAP``, less than a request costs) and the read's gaps stay
+    within ``COALESCE_WASTE`` of its members' bytes, up to ``COALESCE_MAX`` bytes a read."""
     gap = COALESCE_GAP if gap is None else gap
     unique = {info.filename: info for info in infos}.values()
     spans = sorted(((member_span(archive, info), info) for info in unique), key=lambda pair: pair[0])
     found, index = {}, 0
     while index < len(spans):
         (start, end), last = spans[index][0], index
+        wanted = end - start
         while last + 1 < len(spans):
             (next_start, next_end) = spans[last + 1][0]
-            if next_start - end > gap or next_end - start > COALESCE_MAX:
+            skipped = max(0, next_start - end)
+            joined = max(end, next_end) - start
+            if (
+                skipped > gap
+                or joined > COALESCE_MAX
+                or joined - wanted - (next_end - next_start) > COALESCE_WASTE * (wanted + next_end - next_start)
+            ):
                 break
-            end, last = max(end, next_end), last + 1
+            end, last, wanted = max(end, next_end), last + 1, wanted + next_end - next_start
         data = virtual.pread(start, end - start)
         for (span_start, span_end), info in spans[index : last + 1]:
             found[info.filename] = member_bytes(virtual, info, data[span_start - start : span_end - start], label)
@@ -451,8 +472,9 @@ def check_local_headers(virtual: PartsFile, archive: zipfile.ZipFile, members, l
 
 _DIRECTORY_FORMAT = "m2kr split-zip directory 1"  # bump when what an entry holds changes
 _DIRECTORY_FILE = "directory.bin"
-_TAIL_READ = 1 << 17  # the first read from the end: the end records, and the whole directory of a small archive
+_END_PROBE = 1 << 12  # the first read from the end: the end records (zip64 ones too) and a short comment
 _ARCHIVES = {}  # this process's parsed directories, by key
+_STATES = {}  # this process's last (size, version) of each remote part, by name
 
 
 def directory_folder(key: str) -> Path:
@@ -486,15 +508,21 @@ def forget_directory(virtual: PartsFile):
     """Drop the parts' directory from this process and from the cache (a part changed on its server)."""
     key = key_of(_DIRECTORY_FORMAT, virtual.state())
     _ARCHIVES.pop(key, None)
+    for name, _, _ in virtual.state():
+        _STATES.pop(name, None)
     shutil.rmtree(directory_folder(key), ignore_errors=True)
 
 
 def _read_directory(virtual: PartsFile) -> tuple:
     """``(start, bytes)``: the archive from its zip directory to its end, in one or two reads (one per part)."""
     total = sum(virtual.sizes)
-    first = min(total, _TAIL_READ)
+    first = min(total, _END_PROBE)
     tail = virtual.pread(total - first, first)
     ends = _end_records(tail)
+    if not ends and first < total:  # an archive comment longer than the probe: read up to the longest one
+        more = min(total, _END_PROBE + _END_SIZE + 0xFFFF)
+        tail = virtual.pread(total - more, more - first) + tail
+        first, ends = more, _end_records(tail)
     if not ends:
         return total - first, tail  # zipfile says what is wrong, reading what it needs
     at = ends[0]  # the last one, as zipfile takes it
@@ -553,10 +581,12 @@ class SplitZipFileSystem(AbstractArchiveFileSystem):
             raise ValueError(f"{PROTOCOL}:// needs the archive parts: {PROTOCOL}://<member>::<part>|<part>|...")
         target = fsspec.filesystem(target_protocol or "file", **(target_options or {}))
         self.fo = fo
-        names = fo.split("|")
-        self.parts = [target._strip_protocol(part) for part in names]
+        self.parts = [target._strip_protocol(part) for part in fo.split("|")]
+        # As the builder names them (hf://..., http://...): fsspec's URL chain may have stripped the protocol.
+        names = [target.unstrip_protocol(part) for part in self.parts]
         self.label = self.parts[0] if is_local(target) else names[0]
-        self._virtual = open_parts(target, self.parts, self.parts if is_local(target) else names)
+        # Sizes and versions as this process last saw them: no HEAD per worker thread (each read checks the ETag).
+        self._virtual = open_parts(target, self.parts, self.parts if is_local(target) else names, fresh=False)
         try:
             self.zip = open_archive(self._virtual, self.parts if is_local(target) else names)
         except Exception:

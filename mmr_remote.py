@@ -11,7 +11,9 @@ Needs fsspec only (aiohttp for ``http(s)://``, huggingface_hub for ``hf://``, th
 started with "spawn" use it without importing ``datasets``.
 """
 
+import dataclasses
 import os
+import re
 from typing import Optional
 
 import fsspec
@@ -71,6 +73,30 @@ def state_of(fs, path: str, name: str) -> tuple:
         raise RemoteReadError(problem) from None
     version = next((str(info[field]) for field in _VERSION_FIELDS if info.get(field) is not None), None)
     return info["size"], version
+
+
+def pinned(url: str, storage_options=None) -> str:
+    """An ``hf://`` folder or file at the commit its revision names now (other URLs as they are), so that a
+    reference keeps reading the bytes its zip directory describes, whatever is pushed to the repo later."""
+    if not url.startswith("hf://"):
+        return url
+    if hub_offline():
+        raise RemoteReadError(_offline_line(url))
+    fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
+    try:
+        resolved = fs.resolve_path(path)
+        if re.fullmatch(r"[0-9a-f]{40}", resolved.revision or ""):
+            return url
+        from huggingface_hub import HfApi
+
+        api = HfApi(endpoint=fs.endpoint, token=fs.token)
+        sha = api.repo_info(resolved.repo_id, repo_type=resolved.repo_type, revision=resolved.revision).sha
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{url}: no such repo or revision on the Hub; check the path.") from None
+    except Exception as err:  # noqa: BLE001 - every failure to ask the Hub is one line
+        problem = _offline_line(url) if _offline_error(err) else f"{url}: cannot be read ({type(err).__name__}: {err})."
+        raise RemoteReadError(problem) from None
+    return "hf://" + dataclasses.replace(resolved, revision=sha, _raw_revision=None).unresolve()
 
 
 class RangeReader:

@@ -103,6 +103,7 @@ def etag(path: Path) -> str:
 def _handler(server: RangeServer):
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out at once, as real servers send them
 
         def log_message(self, *args):  # quiet: the requests are logged in server.requests
             pass

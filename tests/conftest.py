@@ -60,6 +60,9 @@ def hub_server(range_server, monkeypatch):
     monkeypatch.setattr(constants, "ENDPOINT", range_server.url)
     monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", range_server.url + HUB_URL_TEMPLATE)
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    if "datasets" in sys.modules:  # datasets gives hf:// its own endpoint (storage options) and offline flag
+        monkeypatch.setattr(sys.modules["datasets"].config, "HF_ENDPOINT", range_server.url)
+        monkeypatch.setattr(sys.modules["datasets"].config, "HF_HUB_OFFLINE", False)
     monkeypatch.setenv("HF_ENDPOINT", range_server.url)
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "0")

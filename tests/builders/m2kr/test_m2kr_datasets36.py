@@ -72,3 +72,38 @@ def test_m2kr_runs_as_a_script_on_datasets_36(tmp_path):
     assert out["streamed"] == [len(source_rows("challenge_passage")), "Q5247669", [48, 32]]
     # The sibling as datasets copied it beside the script in its modules cache (HF_HOME), not found elsewhere.
     assert out["archive_module"].startswith("datasets_modules.") and out["archive_module"].endswith(".m2kr_archive")
+
+
+REMOTE_SNIPPET = """
+import json, sys
+from datasets import load_dataset
+script, data_dir, images_dir, wanted = sys.argv[1:]
+ds = load_dataset(script, "challenge_passage", data_dir=data_dir, images_dir=images_dir, ids=wanted.split(","),
+                  trust_remote_code=True, split="train")
+print(json.dumps([[row["passage_id"], list(row["image"].size)] for row in ds]))
+"""
+
+
+@needs_datasets36
+def test_m2kr_script_reads_url_archives_in_place_on_datasets_36(tmp_path, range_server):
+    """The loading script with images_dir= a URL and ids=: the parts are read in place (mmr_remote copied too)."""
+    from _m2kr_helpers import unsplit_zip
+    from _range_server import split_zip
+
+    archive = unsplit_zip()
+    split_zip(range_server.root, [(info.filename, archive.read(info)) for info in archive.infolist()])
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+    env.pop("PYTHONPATH", None)
+    script = tmp_path / "script"
+    script.mkdir()
+    for module in (m2kr, m2kr_archive, m2kr_format, mmr_inputs, mmr_cache, mmr_builder, mmr_remote):
+        shutil.copy(module.__file__, script)
+    wanted = [row["passage_id"] for row in source_rows("challenge_passage")][::100]
+    result = run_datasets36(
+        REMOTE_SNIPPET, script / "m2kr.py", SAMPLE, range_server.url + "/files", ",".join(wanted), env=env
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == [[pid, [48, 32]] for pid in wanted]
+    gets = range_server.gets("Web_Image")
+    assert all(request.range for request in gets) and len(gets) <= 3 + len(wanted)
+    assert range_server.sent() < sum(part.stat().st_size for part in range_server.root.iterdir()) / 2
