@@ -61,8 +61,10 @@ def test_a_missing_part_is_one_line(tmp_path, remote, capsys):
 def test_the_hub_offline_is_one_line(tmp_path, remote, capsys):
     assert os.environ["HF_HUB_OFFLINE"] == "1"
     assert export(tmp_path, remote, "hf://datasets/Jingbiao/M2KR-Challenge") == 1
-    line = error_line(capsys)
-    assert "hf://datasets/Jingbiao/M2KR-Challenge/query_images.zip is on the Hub, but the Hub is offline" in line
+    assert error_line(capsys) == (
+        "mmrhub export: error: hf://datasets/Jingbiao/M2KR-Challenge is on the Hub, but the Hub is offline "
+        "(HF_HUB_OFFLINE is set); unset HF_HUB_OFFLINE, or pass a local folder holding the files."
+    )
 
 
 def test_a_part_changed_between_directory_and_members_is_one_line(tmp_path, remote, monkeypatch, capsys):

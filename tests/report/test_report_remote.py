@@ -20,14 +20,7 @@ pytest.importorskip("matplotlib")
 SHOWN = 20
 
 
-HUB_TWICE = pytest.mark.xfail(
-    strict=True,
-    reason="remote-reader: over hf:// the builder and the thumbnails key the directory cache on different part "
-    "names (hf://datasets/... and datasets/...), so each archive's directory is read twice",
-)
-
-
-@pytest.mark.parametrize("where", ["http", pytest.param("hub", marks=HUB_TWICE)])
+@pytest.mark.parametrize("where", ["http", "hub"])
 def test_a_20_query_report_reads_only_its_thumbnails_members(where, tmp_path, request, monkeypatch, capsys):
     range_server = request.getfixturevalue("hub_server" if where == "hub" else "range_server")
     if where == "hub":  # datasets reads HF_ENDPOINT once, at import, for the storage options it passes on
