@@ -155,14 +155,20 @@ class Benchmark:
         return str(self.sample_dir if data_dir is None else data_dir)
 
     def data_inputs(self, data_dir) -> list:
-        """Everything a command reads from the data folder, tables and images: no output may be written onto one."""
+        """Everything a command reads from the data folder, tables and images: no output may be written onto one (a
+        folder given as a URL holds no local file)."""
+        if "://" in str(data_dir):
+            return []
         return self.judgment_files(data_dir) + self.image_inputs(data_dir)
 
-    def builder_options(self, check_images: bool = True, images_dir=None) -> dict:
-        """The builder's own keywords: ``check_images``, and M2KR's ``images_dir`` (archives kept elsewhere)."""
-        if images_dir and not self.images_dir_option:
-            raise ValueError(f"{self.title} takes no --images-dir: its images are read from DATA_DIR/images/.")
-        return {"check_images": check_images, **({"images_dir": images_dir} if images_dir else {})}
+    def builder_options(self, check_images: bool = True, images_dir=None, download_archives: bool = False) -> dict:
+        """The builder's own keywords: ``check_images``, and M2KR's ``images_dir`` (archives kept elsewhere) and
+        ``download_archives`` (remote archives downloaded whole rather than read in place)."""
+        for flag, given in (("--images-dir", images_dir), ("--download-archives", download_archives)):
+            if given and not self.images_dir_option:
+                raise ValueError(f"{self.title} takes no {flag}: its images are read from DATA_DIR/images/.")
+        options = {"check_images": check_images, **({"images_dir": images_dir} if images_dir else {})}
+        return {**options, **({"download_archives": True} if download_archives else {})}
 
     def runs_shipped_with(self, data_dir=None) -> list:
         """(row name, path) of the runs shipped with the data folder (the bundled sample without one)."""

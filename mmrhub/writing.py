@@ -31,7 +31,8 @@ _TEMP = ".{name}.{pid}.{tag}.tmp"
 def check_target(path, flag: str, inputs=(), example: str = "out.json") -> Path:
     """The target ``path`` of option ``flag``, checked before any work: in an existing folder, a regular file if
     it exists (after following links: a FIFO, device or folder is refused by name), and not one of ``inputs`` (the
-    command's runs and data: a file, or a folder whose every file counts, e.g. an image folder)."""
+    command's runs and data: a file, or a folder whose every file counts, e.g. an image folder; a URL is no local
+    file, so no output can land on it, and is passed over)."""
     path = Path(path)
     if standard_stream(path) is not None:
         return path
@@ -43,10 +44,21 @@ def check_target(path, flag: str, inputs=(), example: str = "out.json") -> Path:
         raise ValueError(f"{flag} {path}: is {kind_of(path)}, not a file this command may replace; write to a file.")
     if not path.parent.is_dir():
         raise FileNotFoundError(f"{flag} {path}: folder {path.parent} does not exist; create it first.")
-    for source in inputs:
+    for source in local_paths(inputs):
         if writes_onto(path, source):
             raise ValueError(f"{flag} {path}: is {source}, one of this command's inputs; write elsewhere.")
     return path
+
+
+def is_remote(path) -> bool:
+    """Whether ``path`` names a URL (``https://``, ``hf://``) rather than a local file: ``Path`` would turn it into
+    a relative path (``http:/host/...``) that names nothing the command reads."""
+    return isinstance(path, str) and "://" in path
+
+
+def local_paths(paths) -> list:
+    """``paths`` as Paths, the URLs among them left out."""
+    return [Path(path) for path in paths if path is not None and not is_remote(path)]
 
 
 def kind_of(path: Path) -> str:

@@ -123,14 +123,25 @@ def add_build_arguments(parser, images_dir: bool = True) -> None:
         help="skip the checks of the image folders and archives (M2KR then reads no archive)",
     )
     if images_dir:
-        parser.add_argument(
-            "--images-dir", help="M2KR: the folder of the image archives, if not DATA_DIR/images or DATA_DIR"
-        )
+        parser.add_argument("--images-dir", help=IMAGES_DIR_HELP)
+        add_download_archives_argument(parser)
+
+
+def add_download_archives_argument(parser) -> None:
+    """``--download-archives``: remote archives downloaded whole, for a server that cannot serve byte ranges."""
+    parser.add_argument(
+        "--download-archives",
+        action="store_true",
+        help="M2KR: download remote archive parts whole (about 121 GB for the real screenshots) rather than read "
+        "each image in place; only for a server without Range support",
+    )
 
 
 def build_options(benchmark: Benchmark, args) -> dict:
-    """The builder's own keywords (``check_images``; M2KR's ``images_dir``) from the parsed arguments."""
-    return benchmark.builder_options(args.check_images, getattr(args, "images_dir", None))
+    """The builder's own keywords (``check_images``; M2KR's ``images_dir`` and ``download_archives``) from the
+    parsed arguments."""
+    images_dir, download = getattr(args, "images_dir", None), getattr(args, "download_archives", False)
+    return benchmark.builder_options(args.check_images, images_dir, download)
 
 
 def benchmark_named(benchmarks: dict):
@@ -178,6 +189,31 @@ seed = int_at_least(0, 2**32 - 1)
 weight = checked(real_number, 0.0, 1.0)
 
 
+def query_id_list(text: str) -> list:
+    """Query ids: comma-separated, or ``@FILE``, a file of one id a line (blank lines skipped)."""
+    if not text.startswith("@"):
+        return comma_list(str)(text)
+    path = text[1:]
+    try:
+        with open(path, encoding="utf-8") as handle:
+            ids = [line.strip() for line in handle if line.strip()]
+    except (OSError, UnicodeDecodeError) as err:
+        raise argparse.ArgumentTypeError(f"cannot read the query ids in {path}: {err}") from None
+    if not ids:
+        raise argparse.ArgumentTypeError(f"{path} lists no query id (one a line expected)")
+    return ids
+
+
+def add_query_ids_argument(parser, what: str) -> None:
+    """``--query-ids``, as ``report`` and ``retrieve`` take it; ``what``: what the command does with them."""
+    parser.add_argument(
+        "--query-ids",
+        type=query_id_list,
+        metavar="ID[,ID...]|@FILE",
+        help=f"{what}, in this order: comma-separated, or @FILE with one id a line",
+    )
+
+
 def choice_of(choices):
     """A converter accepting only one of ``choices``."""
     return checked(one_of, choices)
@@ -199,14 +235,32 @@ def comma_list(convert):
 # The model commands (retrieve, rerank, baseline) and the retrieve wing's options they become
 
 
+IMAGES_DIR_HELP = (
+    "M2KR: the folder, URL or hf:// repo of the image archives, if not DATA_DIR/images or DATA_DIR; a remote one is "
+    "read in place, only the images used (e.g. hf://datasets/Jingbiao/M2KR-Challenge)"
+)
+
+
 def add_data_arguments(parser) -> None:
     """The benchmark and where its data is."""
     add_benchmark_argument(parser)
     add_data_dir_argument(parser, urls=True)
     parser.add_argument("--split", help="split to load (default: the benchmark's own, test / train)")
-    parser.add_argument(
-        "--images-dir", help="M2KR: the folder of the image archives, if not DATA_DIR/images or DATA_DIR"
+    parser.add_argument("--images-dir", help=IMAGES_DIR_HELP)
+    add_download_archives_argument(parser)
+
+
+def add_query_subset_arguments(parser) -> None:
+    """The queries ``retrieve`` embeds: all, the first N, or those named (a trial reads only their images)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--queries",
+        type=positive_int,
+        metavar="N",
+        help="embed only the first N queries of the table (a trial: only their images are read); the run is not "
+        "scored, its means would not be the benchmark's",
     )
+    add_query_ids_argument(group, "embed only these queries (unscored, as --queries)")
 
 
 def add_output_argument(parser) -> None:
@@ -364,7 +418,7 @@ def add_run_file_arguments(parser) -> None:
 
 def data_options(args) -> DataOptions:
     """The benchmark's declaration and its data folder, split and archives from the parsed arguments."""
-    return DataOptions(args.benchmark, args.data_dir, args.split, args.images_dir)
+    return DataOptions(args.benchmark, args.data_dir, args.split, args.images_dir, args.download_archives)
 
 
 def run_options(args) -> RunOptions:

@@ -194,6 +194,7 @@ def run(args) -> int:
     the published rows, or the published baseline row with what differs)."""
     retrieve_options, rerank_options = pipeline_options(args)
     from mmrhub.retrieve import pipeline as retrieval
+    from mmrhub.retrieve.data_loading import read_truth
     from mmrhub.retrieve.distributed import Context
     from mmrhub.retrieve.rerank import pipeline as reranking
     from mmrhub.scoring.output.captions import model_caption
@@ -216,7 +217,10 @@ def run(args) -> int:
     names = (
         row_names(retrieve_options.model, rerank_options.model) if reranked else (model_name(retrieve_options.model),)
     )
-    truth = data.benchmark.read_truth(data.folder)
+    truth = read_truth(data)
+    if truth is None:
+        print(f"Not scored: the judgment tables are read from {data.folder}, and scoring reads a local folder.")
+        return 0
     request = ScoringRequest(
         data.benchmark,
         data.data_dir,

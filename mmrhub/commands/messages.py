@@ -5,10 +5,15 @@ import os
 import re
 
 FOLDER_OPTIONS = ("data_dir", "images_dir")  # the parsed arguments naming folders whose files errors quote
+# The builders' keywords their messages name, as a command's flags
+KEYWORD_FLAGS = ((re.compile(r"download_archives=True(?: \(m2kr\.load\))?"), "--download-archives"),)
 
 
 def as_given(message: str, args) -> str:
-    """``message`` with each folder option's absolute path written back as the user wrote it."""
+    """``message`` with each folder option's absolute path written back as the user wrote it, and the builders'
+    keywords it names as the command's flags."""
+    for keyword, flag in KEYWORD_FLAGS:
+        message = keyword.sub(flag, message)
     for name in FOLDER_OPTIONS:
         given = getattr(args, name, None)
         if not given or "://" in given or os.path.isabs(given):

@@ -5,9 +5,9 @@ import sys
 
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.commands.arguments import add_build_arguments
+from mmrhub.commands.arguments import add_query_ids_argument
 from mmrhub.commands.arguments import add_scoring_arguments
 from mmrhub.commands.arguments import build_options
-from mmrhub.commands.arguments import comma_list
 from mmrhub.commands.arguments import int_at_least
 from mmrhub.commands.arguments import scoring_request
 from mmrhub.commands.messages import as_given
@@ -20,6 +20,7 @@ from mmrhub.scoring.output.tables import scores_table
 from mmrhub.scoring.score import load_truth
 from mmrhub.terminal import printable
 from mmrhub.writing import check_target
+from mmrhub.writing import local_paths
 from mmrhub.writing import write_text
 
 REPORT_EXTRA = 'pip install ".[report]"'  # as the README's install lines give it (a test holds them equal)
@@ -45,12 +46,7 @@ def register(subparsers) -> None:
             metavar="N",
             help="gallery size: the N queries where the runs differ most, or a single run's N worst (default 50)",
         )
-        sub.add_argument(
-            "--query-ids",
-            type=comma_list(str),
-            metavar="ID[,ID...]",
-            help="show these queries instead, in this order (comma-separated)",
-        )
+        add_query_ids_argument(sub, "show these queries instead")
         add_scoring_arguments(sub, benchmark)
         add_build_arguments(sub, images_dir=benchmark.images_dir_option)
         sub.set_defaults(func=run, breakdown=True)
@@ -71,7 +67,7 @@ def run(args) -> int:
         query_ids=tuple(args.query_ids or ()),
         builder_options=build_options(args.benchmark, args),
     )
-    inputs = [*request.scoring.inputs, *([args.images_dir] if getattr(args, "images_dir", None) else [])]
+    inputs = [*request.scoring.inputs, *local_paths([getattr(args, "images_dir", None)])]
     output = check_target(args.output, "-o", inputs, example="report.html")
     check_json_target(args.json, inputs)
     truth = load_truth(request.scoring)

@@ -135,7 +135,10 @@ def repeated_options(recorded: dict, args, output: Path) -> tuple:
     overrides; the dotted names of the options changed as asked)."""
     options = recorded_options(args.meta, recorded)
     ran_in = recorded.get("cwd")
-    absolute = lambda path: path if path is None or ran_in is None else os.path.join(ran_in, path)  # noqa: E731
+
+    def absolute(path):  # a URL (an image folder on the Hub) names the same thing from any folder
+        return path if path is None or ran_in is None or "://" in path else os.path.join(ran_in, path)
+
     data = replace(
         options.data,
         data_dir=args.data_dir or absolute(options.data.data_dir),

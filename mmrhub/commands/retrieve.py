@@ -8,6 +8,7 @@ from mmrhub.commands.arguments import add_device_arguments
 from mmrhub.commands.arguments import add_dtype_argument
 from mmrhub.commands.arguments import add_output_argument
 from mmrhub.commands.arguments import add_preset_arguments
+from mmrhub.commands.arguments import add_query_subset_arguments
 from mmrhub.commands.arguments import add_run_file_arguments
 from mmrhub.commands.arguments import data_options
 from mmrhub.commands.arguments import model_settings
@@ -61,8 +62,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--candidates",
         metavar="BASELINE",
         help="rerank setting: a run file (e.g. MIPR's <data>/baseline/qwen3_vl_embedding_8b_top50.json) whose "
-        "ranked items are each query's candidate pool",
+        "ranked items are each query's candidate pool; only the items its pools name are embedded (or taken from "
+        "the whole corpus's cached vectors)",
     )
+    add_query_subset_arguments(parser.add_argument_group("query subset"))
 
     add_cache_arguments(parser.add_argument_group("cache"), "corpus embedding", "$HF_HOME/mmrhub/embeddings")
     add_run_file_arguments(parser)
@@ -100,6 +103,8 @@ def retrieve_options(args) -> RetrieveOptions:
         top_k=args.top_k,
         search=args.search,
         candidates=args.candidates,
+        queries=args.queries,
+        query_ids=tuple(args.query_ids or ()),
         runtime=run_options(args),
         output=output_options(args),
     )

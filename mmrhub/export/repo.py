@@ -27,6 +27,16 @@ def data_root(benchmark: Benchmark, data_dir: Optional[str]) -> Optional[str]:
     return None if "://" in folder else str(Path(folder).absolute())
 
 
+def images_folder(builder_options: Optional[dict], root: Optional[str]) -> Optional[str]:
+    """The local folder every image read lies in: the archives' folder the user named (``images_dir``), else the
+    data folder; None when the images are remote (members are then read straight into the shards, and no local
+    file is involved)."""
+    images_dir = (builder_options or {}).get("images_dir")
+    if not images_dir:
+        return root
+    return None if "://" in str(images_dir) else str(Path(images_dir).absolute())
+
+
 def row_sources(benchmark: Benchmark, format: str, root: Optional[str]) -> dict:
     """Per config, what its messages name a row by: the id column of the builder's table (``id`` in MTEB's)."""
     if format == "mteb":
@@ -81,12 +91,11 @@ def export(
         tables = benchmark.mteb_tables(module, load)
         default_config = MTEB_DEFAULT_CONFIG
     root = data_root(benchmark, data_dir)
-    images_dir = (builder_options or {}).get("images_dir")
-    # images lie in the data folder, or in the archives' folder the user named
-    sources = row_sources(benchmark, format, str(Path(images_dir).absolute()) if images_dir else root)
+    images_root = images_folder(builder_options, root)
+    sources = row_sources(benchmark, format, images_root)
     out = Path(os.path.abspath(out))  # "." and "a/.." named as the folders they are
     try:
-        protected = [folder for folder in (root, images_dir) if folder]
+        protected = [folder for folder in (root, images_root) if folder]
         with atomic_dir(out, overwrite=overwrite, protected=protected) as work:
             configs = []
             for name, dataset in tables:

@@ -32,7 +32,7 @@ def load_side(data: DataOptions, side: str) -> LoadedSide:
     """The queries or corpus of ``data.benchmark`` (``side``: "queries" or "corpus"), through its builder."""
     benchmark = data.benchmark
     table = getattr(benchmark, side)
-    options = benchmark.builder_options(images_dir=data.images_dir)
+    options = benchmark.builder_options(images_dir=data.images_dir, download_archives=data.download_archives)
     dataset = benchmark.builder().load(
         table.config, data_dir=data.folder, split=data.split or benchmark.split, **options
     )
@@ -47,6 +47,17 @@ def load_both_sides(data: DataOptions, context):
     if context.is_main:
         distributed.barrier(context)
     return queries, corpus
+
+
+def read_truth(data: DataOptions):
+    """The judgments scoring reads (``Benchmark.read_truth``) from a local data folder; None for tables read from a
+    URL or the Hub: the run is then written unscored, and a line says how to score it."""
+    return None if remote_tables(data) else data.benchmark.read_truth(data.folder)
+
+
+def remote_tables(data: DataOptions) -> bool:
+    """Whether the builder reads the tables from a URL or the Hub (``--data-dir``)."""
+    return "://" in data.folder
 
 
 def fingerprint(dataset, table) -> str:

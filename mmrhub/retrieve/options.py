@@ -12,6 +12,7 @@ from mmrhub.retrieve.provenance import check_replaceable
 from mmrhub.retrieve.run_files import default_output
 from mmrhub.run_records import meta_path
 from mmrhub.writing import check_target
+from mmrhub.writing import local_paths
 
 BACKENDS = ("sentence-transformers", "transformers")
 DEFAULT_MODELS = {
@@ -48,6 +49,7 @@ class DataOptions:
     data_dir: str | None = None
     split: str | None = None
     images_dir: str | None = None
+    download_archives: bool = False  # remote archives downloaded whole rather than read in place
 
     @property
     def folder(self) -> str:
@@ -85,7 +87,7 @@ class OutputOptions:
         else:
             path = Path(self.path) if self.path else default_output(data.benchmark.name, model_id)
             check_replaceable(path, model_id)
-        inputs = data.benchmark.data_inputs(data.folder) + [Path(p) for p in (data.images_dir, candidates) if p]
+        inputs = data.benchmark.data_inputs(data.folder) + local_paths([data.images_dir, candidates])
         inputs.append(Path(model_id))  # a local model folder (a Hub id names no local file)
         if not path.is_dir():
             path.parent.mkdir(parents=True, exist_ok=True)  # runs/ is made on the first run
@@ -129,7 +131,9 @@ class RetrieveOptions:
     batch_size: int = 32
     top_k: int = 100
     search: str = "torch"  # one of SEARCHES
-    candidates: str | None = None  # a baseline run whose ranked items are each query's pool
+    candidates: str | None = None  # a baseline run whose ranked items are each query's pool (only they are embedded)
+    queries: int | None = None  # embed only the first N queries (None: all)
+    query_ids: tuple = ()  # embed only these queries, in this order
     runtime: RunOptions = field(default_factory=RunOptions)
     output: OutputOptions = field(default_factory=OutputOptions)
 

@@ -1,6 +1,7 @@
 """embed -> cache -> retrieve -> write -> score, on one process or many."""
 
 import time
+from dataclasses import replace
 from functools import partial
 
 import torch
@@ -13,6 +14,7 @@ from mmrhub.retrieve.data_loading import LoadedSide
 from mmrhub.retrieve.data_loading import fingerprint
 from mmrhub.retrieve.data_loading import load_both_sides
 from mmrhub.retrieve.data_loading import loader
+from mmrhub.retrieve.data_loading import read_truth
 from mmrhub.retrieve.distributed import resolve_dtype
 from mmrhub.retrieve.embedding_cache import EmbeddingCache
 from mmrhub.retrieve.encoders import CORPUS
@@ -33,6 +35,11 @@ from mmrhub.retrieve.provenance import options_record
 from mmrhub.retrieve.provenance import write_meta
 from mmrhub.retrieve.run_files import rankings
 from mmrhub.retrieve.run_files import read_pools
+from mmrhub.retrieve.subsets import chosen_queries
+from mmrhub.retrieve.subsets import is_subset
+from mmrhub.retrieve.subsets import pooled_rows
+from mmrhub.retrieve.subsets import renumbered
+from mmrhub.retrieve.subsets import rows_of
 from mmrhub.retrieve.token_budget import unknown_tokens_warning
 from mmrhub.retrieve.topk import exact_topk
 from mmrhub.retrieve.topk import faiss_topk
@@ -94,31 +101,44 @@ def check_texts(side: LoadedSide, role: str, encoder, model_id: str, phases) -> 
             phases.warn(warning)
 
 
-def corpus_embeddings(corpus: LoadedSide, encoder, context, options: RetrieveOptions, phases):
-    """The corpus vectors on rank 0 (None on the others): read from the cache, or embedded and then cached; a
-    multi-vector encoder's as PackedTokens."""
-    runtime = options.runtime
+def corpus_embeddings(corpus: LoadedSide, encoder, context, options: RetrieveOptions, phases, rows=None):
+    """The corpus vectors on rank 0 (None on the others), read from the cache, or embedded and then cached; a
+    multi-vector encoder's as PackedTokens. ``rows``: only these corpus rows are ranked (a candidates run's pools;
+    never with a multi-vector encoder): the whole corpus's cached vectors serve them when cached, else only these
+    rows are embedded (and cached as an entry of their own)."""
     multi = getattr(encoder, "multi_vector", False)
+    sides = [(corpus, None)] if rows is None else [(corpus, rows), (rows_of(corpus, rows), None)]
     cache = None
-    if runtime.use_cache and context.is_main:
-        data = fingerprint(corpus.dataset, corpus.table)
-        cache = (TokenCache if multi else EmbeddingCache)(
-            runtime.cache_dir, encoder.identity, data, len(corpus.dataset)
-        )
-    cached = cache.load() if cache is not None else None
-    if distributed.broadcast(cached is not None, context):
-        if not context.is_main:
-            return None  # only rank 0 searches
-        phases.say(f"[embed corpus] {len(cached):,} embeddings reused from {cache.folder}")
-        phases.stats["embed corpus"] = {"items": 0, "cached": len(cached)}
-        return cached if multi else torch.from_numpy(cached)
-    vectors = embed(
-        corpus, CORPUS, encoder, context, options, phases, CorpusTokens(encoder, context) if multi else None
-    )
+    for side, take in sides:
+        cache = corpus_cache(side, encoder, context, options)
+        cached = cache.load() if cache is not None else None
+        if distributed.broadcast(cached is not None, context):
+            if not context.is_main:
+                return None  # only rank 0 searches
+            phases.say(f"[embed corpus] {len(cached):,} embeddings reused from {cache.folder}")
+            phases.stats["embed corpus"] = {"items": 0, "cached": len(cached)}
+            if multi:
+                return cached
+            vectors = torch.from_numpy(cached)
+            return vectors if take is None else vectors[torch.tensor(take, dtype=torch.int64)]
+    side = sides[-1][0]
+    if rows is not None:
+        phases.say(f"[embed corpus] the {len(side.ids):,} items the candidates' pools name, of {len(corpus.ids):,}")
+    vectors = embed(side, CORPUS, encoder, context, options, phases, CorpusTokens(encoder, context) if multi else None)
     if cache is not None:
         if cache.save(vectors if multi else vectors.cpu().numpy()):
             phases.say(f"[embed corpus] cached in {cache.folder}")
     return vectors
+
+
+def corpus_cache(corpus: LoadedSide, encoder, context, options: RetrieveOptions):
+    """The embedding cache of these corpus items on rank 0 (None elsewhere, or with --no-cache)."""
+    runtime = options.runtime
+    if not (runtime.use_cache and context.is_main):
+        return None
+    data = fingerprint(corpus.dataset, corpus.table)
+    kind = TokenCache if getattr(encoder, "multi_vector", False) else EmbeddingCache
+    return kind(runtime.cache_dir, encoder.identity, data, len(corpus.dataset))
 
 
 def search(queries, corpus, options: RetrieveOptions, pools, context, phases):
@@ -164,11 +184,13 @@ def _run(options: RetrieveOptions, context) -> int:
         phases.say(f"Running on {name} ({dtype}), {context.world_size} process(es).")
 
     data = options.data
-    benchmark = data.benchmark
     run_path = options.output.run_path(data, options.model, options.candidates) if context.is_main else None
     queries, corpus = load_both_sides(data, context)
-    truth = benchmark.read_truth(data.folder) if context.is_main else None
+    all_queries = len(queries.ids)
+    queries = chosen_queries(queries, options.queries, options.query_ids)
+    truth = read_truth(data) if context.is_main else None
     pools = read_pools(options.candidates, truth, queries.ids, corpus.ids) if options.candidates else None
+    pooled = pooled_rows(pools) if pools is not None else None
 
     started = time.perf_counter()
     settings = options.settings.resolve(options.model, "embedding")
@@ -190,13 +212,17 @@ def _run(options: RetrieveOptions, context) -> int:
     )
     phases.done("load model", 0, started, f" ({backend}: {options.model})")
 
-    corpus_vectors = corpus_embeddings(corpus, encoder, context, options, phases)
+    corpus_vectors = corpus_embeddings(corpus, encoder, context, options, phases, pooled)
     query_vectors = embed(queries, QUERIES, encoder, context, options, phases, QueryTokens(context) if multi else None)
     if not context.is_main:
         return 0
 
+    if pooled is not None:  # the vectors are the pooled rows': the pools and ids follow
+        pools, ranked = renumbered(pools, pooled, len(corpus.ids)), [corpus.ids[row] for row in pooled]
+    else:
+        ranked = corpus.ids
     scores, indices = search(query_vectors, corpus_vectors, options, pools, context, phases)
-    ids, values = rankings(corpus.ids, scores, indices)
+    ids, values = rankings(ranked, scores, indices)
     output = write_run(run_path, queries.ids, ids, values)
     write_meta(
         output,
@@ -212,6 +238,12 @@ def _run(options: RetrieveOptions, context) -> int:
         **environment_record(context.device, dtype),
     )
     phases.say(f"Run written to {output} ({len(queries.ids):,} queries).")
+    if is_subset(queries, all_queries) and options.output.score:
+        phases.warn(
+            f"Not scored: the run holds {len(queries.ids):,} of the {all_queries:,} queries (--queries, --query-ids), "
+            "and the benchmark's means are over all of them."
+        )
+        options = replace(options, output=replace(options.output, score=False))
     score_and_record(options, truth, output, settings, context, dtype, phases, backend=backend)
     return 0
 

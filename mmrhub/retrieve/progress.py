@@ -58,7 +58,12 @@ def score_and_record(
     """Print the run's table (its pools checked against ``options.candidates``), under a caption naming the model
     and preset, and write ``--stats-json``: the device, dtype, model, preset and phases, plus ``stats``."""
     benchmark = options.data.benchmark
-    if options.output.score:
+    if options.output.score and truth is None:
+        phases.warn(
+            f"Not scored: the judgment tables are read from {options.data.folder}, and scoring reads a local folder: "
+            f"mmrhub evaluate {benchmark.name} {output} --data-dir <a local copy of the tables>."
+        )
+    elif options.output.score:
         request = ScoringRequest(
             benchmark,
             options.data.data_dir,

@@ -129,9 +129,10 @@ def data_record(data, queries, corpus, fingerprint) -> dict:
     table's sha256, and the count and fingerprint (``fingerprint(dataset, table)``: ids, texts, image names) of the
     queries and the corpus."""
     benchmark = data.benchmark
-    folder = Path(data.folder).resolve()
+    remote = "://" in data.folder  # a URL or the Hub: recorded as given, its tables by the fingerprints below
+    folder = data.folder if remote else Path(data.folder).resolve()
     tables = {}
-    for path in benchmark.judgment_files(folder):
+    for path in [] if remote else benchmark.judgment_files(folder):
         path = Path(path)
         tables[path.relative_to(folder).as_posix() if path.is_relative_to(folder) else str(path)] = file_digest(path)
     return {

@@ -43,6 +43,8 @@ NOT_COMPARED = (
 
 def table_digests(data) -> dict:
     """sha256 of each judgment table of ``data``'s folder, as ``provenance.data_record`` records them."""
+    if "://" in data.folder:
+        return {}  # tables read from a URL: data_record records none
     folder = Path(data.folder).resolve()
     digests = {}
     for path in data.benchmark.judgment_files(folder):

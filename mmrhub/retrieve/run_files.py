@@ -37,14 +37,19 @@ def rankings(corpus_ids, scores, indices):
 def read_pools(path, truth, query_ids, corpus_ids):
     """Each query's candidate pool from a baseline run file, as a (queries, width) tensor of corpus indices
     (-1 pads shorter pools), in the order of ``query_ids``. The file is read and validated as ``mmrhub evaluate``
-    does; a RunError names each problem."""
+    does (a RunError names each problem); with ``truth`` None (tables read from a URL) its ids are checked against
+    ``corpus_ids``."""
     import torch  # here: the names above serve torch-free commands (baseline's table, default paths)
 
     run = read_run(path)
-    validate(run, truth)
+    if truth is not None:
+        validate(run, truth)
     by_query = dict(zip(run.query_ids.to_pylist(), run.rankings.to_pylist()))
     pools = [by_query.get(qid, []) for qid in query_ids]
     position = {did: i for i, did in enumerate(corpus_ids)}
+    unknown = next((did for pool in pools for did in pool if did not in position), None)
+    if unknown is not None:  # without the judgment tables (remote data) only the ids can be checked
+        raise ValueError(f"{path}: {unknown!r} is not in the corpus; the candidates must be a run of this benchmark.")
     tensor = torch.full((len(pools), max(map(len, pools), default=0)), -1, dtype=torch.int64)
     for row, pool in enumerate(pools):
         tensor[row, : len(pool)] = torch.tensor([position[did] for did in pool], dtype=torch.int64)

@@ -18,6 +18,7 @@ from mmrhub.retrieve.data_loading import LoadedSide
 from mmrhub.retrieve.data_loading import fingerprint
 from mmrhub.retrieve.data_loading import has_instructions
 from mmrhub.retrieve.data_loading import load_both_sides
+from mmrhub.retrieve.data_loading import read_truth
 from mmrhub.retrieve.data_loading import worker_context
 from mmrhub.retrieve.distributed import resolve_dtype
 from mmrhub.retrieve.options import RerankOptions
@@ -55,13 +56,12 @@ def _run(options: RerankOptions, context) -> int:
     phases.say(f"Reranking on {where} ({dtype}), {context.world_size} process(es).")
 
     data = options.data
-    benchmark = data.benchmark
     run_path = options.output.run_path(data, options.model, options.candidates) if context.is_main else None
     queries, corpus = load_both_sides(data, context)
 
     truth = pools = fingerprints = None
     if context.is_main:
-        truth = benchmark.read_truth(data.folder)
+        truth = read_truth(data)
         candidates = read_pools(options.candidates, truth, queries.ids, corpus.ids).tolist()
         pools = [[c for c in row if c >= 0] for row in candidates]
         if runtime.use_cache:
