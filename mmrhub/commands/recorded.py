@@ -112,12 +112,14 @@ def _value(path, dotted: str, value, action, item):
             raise RecordError(f"{path}: {dotted}: expected {_shown(default)} (no option sets it), got {_shown(value)}.")
         return value
     flag = f" (as {action.option_strings[0]} takes it)" if action.option_strings else ""
+    if value is None and item is not None and item.default is None:  # the option left out
+        return None
     if action.nargs == 0:
         return _switch(path, dotted, value, flag)
     if value is None:
-        if item is not None and item.default is None:  # the option left out
-            return None
         raise RecordError(f"{path}: {dotted}: expected a value{flag}, got null.")
+    if isinstance(value, list) and item is not None and isinstance(item.default, tuple):  # a list of ids
+        return tuple(_text(path, f"{dotted}[{index}]", part, flag) for index, part in enumerate(value))
     if isinstance(value, (dict, list)):
         raise RecordError(f"{path}: {dotted}: expected one value{flag}, got {_shown(value)}.")
     if action.choices is not None:
