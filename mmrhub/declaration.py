@@ -61,6 +61,20 @@ class BundledRun:
 
 
 @dataclass(frozen=True)
+class PublishedBaseline:
+    """A source document's one baseline row, which ``baseline --paper`` runs and prints beside ours: the system,
+    the model and preset that run it, its numbers ((measure, value x100) pairs, as printed there), the document,
+    and what our run does otherwise, one line each (the run's own differences are added from its record)."""
+
+    name: str
+    model: str
+    preset: str
+    row: tuple
+    source: str
+    differences: tuple = ()
+
+
+@dataclass(frozen=True)
 class Breakdown:
     """Per-group means: the command-line flag, the table's first column and the result key."""
 
@@ -121,6 +135,7 @@ class Benchmark:
     report: View  # how ``mmrhub report`` shows it
     published_table: tuple = ()  # the source document's rows for the shipped runs and their oracle ({measure: x100})
     published_counts: tuple = ()  # (result key, value): the counts the source document states for that table
+    published_baseline: PublishedBaseline | None = None  # a source document's baseline row (M2KR card's PreFLMR)
     images_dir_option: bool = False  # whether the builder takes images_dir= (archives kept elsewhere)
     oracle_readings: tuple = ()  # readings of the measures' open rules that the oracle follows too
     oracle_help: str = "relevant items first"  # what the oracle does, in the command's help

@@ -1,8 +1,8 @@
 """Write tiny random checkpoints of the real layouts, offline, so that ``mmrhub retrieve``, ``rerank`` and ``baseline``
 run on the bundled sample in about a minute on a laptop CPU: a Qwen3-VL embedder and reranker where torchvision is
 installed (their presets follow from the folders' names), else a Chinese-CLIP dual encoder (``--backend
-transformers``) and a LLaVA CrossEncoder reranker. Their weights are random: the runs check the pipeline, never a
-model. Prints the commands to try.
+transformers``) and a LLaVA CrossEncoder reranker; and a tiny PreFLMR for M2KR (``--preset preflmr``). Their
+weights are random: the runs check the pipeline, never a model. Prints the commands to try.
 
     python scripts/make_tiny_models.py [FOLDER]        (default: tiny-models)
 """
@@ -48,9 +48,12 @@ def main(argv=None) -> int:
     parser.add_argument("folder", nargs="?", default="tiny-models", help="where they go (default: tiny-models)")
     folder = Path(parser.parse_args(argv).folder)
     folder.mkdir(parents=True, exist_ok=True)
+    from tiny_models import m2kr_sample_texts
     from tiny_models import make_tiny_models
 
-    made = make_tiny_models(folder, sample_texts())
+    from mmrhub.benchmarks import BENCHMARKS
+
+    made = make_tiny_models(folder, sample_texts(), m2kr_sample_texts(BENCHMARKS["m2kr"].sample_dir))
     backend = made["backend"]
     embed = f"--backend {backend} " if backend != "sentence-transformers" else ""
     print(f"Tiny random models ({'Qwen3-VL' if backend == 'sentence-transformers' else 'Chinese-CLIP + LLaVA'}):")
@@ -61,6 +64,11 @@ def main(argv=None) -> int:
     print(
         f"  mmrhub baseline mipr --embedding-{'backend ' + backend + ' --embedding-' if embed else ''}model "
         f"{made['embedding']} --reranker-model {made['reranker']} --output-dir runs/tiny"
+    )
+    print(f"PreFLMR (tiny, the ViT-G checkpoint's layout): {made['preflmr']}\nTry, on the bundled M2KR sample:")
+    print(
+        f"  mmrhub retrieve m2kr --preset preflmr --model {made['preflmr']} "
+        f"--image-processor {made['preflmr_image_processor']} --top-k 50 -o runs/tiny-preflmr.json"
     )
     return 0
 

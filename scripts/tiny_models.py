@@ -17,6 +17,9 @@ What each one is:
     torchvision.
   - ``build_tiny_llava_reranker``: a generative reranker like Qwen3-VL-Reranker, but tiny and torchvision-free (CLIP
     vision tower, Qwen2 text model).
+  - ``build_preflmr``: PreFLMR (LinWeizheDragon/FLMR) with the Hub checkpoint's layout (config.json of model type
+    ``flmr``, sharded safetensors under the authors' tensor names, query_tokenizer/ and context_tokenizer/, and a
+    CLIP image processor folder beside them); ``size`` ``tiny`` or ``vit-g`` (PreFLMR_ViT-G's geometry).
 
 Everything heavy is imported inside the builders.
 """
@@ -427,11 +430,12 @@ def has_torchvision() -> bool:
     return find_spec("torchvision") is not None
 
 
-def make_tiny_models(folder, texts) -> dict:
+def make_tiny_models(folder, texts, m2kr_texts=()) -> dict:
     """The tiny models a first offline run needs, under ``folder``, named so that their presets follow from their
     names: a Qwen3-VL embedder and reranker where torchvision is installed, else a Chinese-CLIP dual encoder and a
-    LLaVA CrossEncoder reranker. Returns {"embedding": path, "reranker": path, "backend": ...}; a ``tiny-models.json``
-    beside them says the same."""
+    LLaVA CrossEncoder reranker; and a tiny PreFLMR (its vocabulary made of ``m2kr_texts``' words) with its CLIP
+    image processor. Returns {"embedding": path, "reranker": path, "backend": ..., "preflmr": path,
+    "preflmr_image_processor": path}; a ``tiny-models.json`` beside them says the same."""
     folder = Path(folder)
     if has_torchvision():
         made = {
@@ -451,6 +455,9 @@ def make_tiny_models(folder, texts) -> dict:
                 build_tiny_llava_reranker(folder / "build-reranker").rename(folder / "llava-reranker-tiny")
             ),
         }
+    preflmr = build_preflmr(folder / "PreFLMR-tiny", texts=m2kr_texts)
+    made["preflmr"] = str(preflmr)
+    made["preflmr_image_processor"] = str(preflmr / PREFLMR_PROCESSOR)
     for leftover in ("build-embedding", "build-reranker"):
         _remove(folder / leftover)
     (folder / "tiny-models.json").write_text(json.dumps(made, indent=1) + "\n", encoding="utf-8")
@@ -462,3 +469,184 @@ def _remove(path: Path) -> None:
 
     if path.exists():
         shutil.rmtree(path)
+
+
+PREFLMR_SIZES = {
+    # text: BertConfig; vision: CLIPVisionConfig; the layout flags are PreFLMR_ViT-G's (issue 35)
+    "tiny": dict(
+        text=dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64),
+        vision=dict(
+            hidden_size=24,
+            intermediate_size=48,
+            num_hidden_layers=3,
+            num_attention_heads=2,
+            image_size=28,
+            patch_size=14,
+            hidden_act="gelu",
+        ),
+        dim=16,
+        vocab_size=None,  # the tiny wordpiece vocabulary's size
+    ),
+    "vit-g": dict(
+        text=dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072),
+        vision=dict(
+            hidden_size=1664,
+            intermediate_size=8192,
+            num_hidden_layers=48,
+            num_attention_heads=16,
+            image_size=224,
+            patch_size=14,
+            hidden_act="gelu",
+            projection_dim=1280,
+        ),
+        dim=128,
+        vocab_size=30522,  # bert-base-uncased's
+    ),
+}
+PREFLMR_PROCESSOR = "clip-image-processor"  # the CLIP image processor's folder, inside the checkpoint's
+PREFLMR_SHARD_BYTES = {"tiny": 150_000, "vit-g": 2_000_000_000}  # several shards at either size
+
+
+BERT_SPECIAL = {
+    "cls_token": "[CLS]",
+    "mask_token": "[MASK]",
+    "pad_token": "[PAD]",
+    "sep_token": "[SEP]",
+    "unk_token": "[UNK]",
+}
+# the keywords the authors' tokenizer classes keep (tokenization_flmr.py:101-111, 177-193)
+PREFLMR_TOKENIZERS = {
+    "query_tokenizer": {
+        "tokenizer_class": "FLMRBertQueryEncoderTokenizer",
+        "query_maxlen": 32,
+        "attend_to_mask_tokens": False,
+    },
+    "context_tokenizer": {"tokenizer_class": "FLMRBertContextEncoderTokenizer", "doc_maxlen": 512},
+}
+PREFLMR_WORDS = 3000  # the most frequent words of the texts given, whole in the tiny vocabulary
+
+
+def preflmr_vocab(texts=(), size: int | None = None) -> list:
+    """A BERT wordpiece vocabulary with PreFLMR's markers ([unused0] for queries, [unused1] for passages), [MASK],
+    every ASCII punctuation character and letter, and the texts' most frequent words (so that an instruction and
+    its ":" fit in 32 tokens, as with BERT's vocabulary); filled with [unusedN] up to ``size``."""
+    import re
+    from collections import Counter
+
+    tokens = list(wordpiece_vocab(texts))
+    counts = Counter(word for text in texts for word in re.findall(r"[a-z0-9]+", text.lower()))
+    known = set(tokens)
+    words = sorted(counts, key=lambda word: (-counts[word], word))
+    tokens += [word for word in words if word not in known][:PREFLMR_WORDS]
+    tokens[len(SPECIAL_TOKENS) : len(SPECIAL_TOKENS)] = ["[unused0]", "[unused1]"]
+    if size is not None:
+        tokens += [f"[unused{i}]" for i in range(2, 2 + size - len(tokens))]
+    return tokens
+
+
+def m2kr_sample_texts(sample_dir) -> list:
+    """The bundled M2KR sample's instructions, questions and passages, in file order (the tiny PreFLMR's
+    vocabulary is made of their words)."""
+    import pyarrow.parquet as pq
+
+    sample_dir = Path(sample_dir)
+    texts = []
+    for path in sorted((sample_dir / "challenge_data").glob("*.parquet")):
+        table = pq.read_table(path, columns=["instruction", "question"])
+        texts += [text for column in table.columns for text in column.to_pylist() if text]
+    for path in sorted((sample_dir / "challenge_passage").glob("*.parquet")):
+        texts += [text for text in pq.read_table(path, columns=["passage_content"]).column(0).to_pylist() if text]
+    return texts
+
+
+def preflmr_config(size: str, vocab_size: int) -> dict:
+    """config.json of a PreFLMR checkpoint (model type ``flmr``) with ViT-G's layout at ``size``."""
+    geometry = PREFLMR_SIZES[size]
+    return {
+        "architectures": ["FLMRModelForRetrieval"],
+        "model_type": "flmr",
+        "text_config": {**geometry["text"], "vocab_size": vocab_size, "text_encoder_base_model": "bert-base-uncased"},
+        "vision_config": geometry["vision"],
+        "dim": geometry["dim"],
+        "mapping_network_prefix_length": 32,
+        "mask_punctuation": True,
+        "mask_instruction_token": ":",
+        "separate_query_and_context_text_encoder": True,
+        "separate_query_and_context_vision_encoder": False,
+        "query_concat_output_from_vision_encoder": True,
+        "query_concat_output_from_text_encoder": True,
+        "context_concat_output_from_vision_encoder": False,
+        "context_concat_output_from_text_encoder": True,
+        "use_vision_encoder": True,
+        "use_transformer_mapping_network": True,
+        # a folder next to config.json at the tiny size (the mapping network has the tiny text encoder's width);
+        # bert-base-uncased, as the real ViT-G's, at full size
+        "transformer_mapping_config_base": "mapping_base" if size == "tiny" else "bert-base-uncased",
+        "transformer_mapping_num_hidden_layers": 1,
+        "transformer_mapping_cross_attention_length": 32,
+        "vision_model_version": "laion/CLIP-ViT-bigG-14-laion2B-39B-b160k",
+        "query_mask_input_ids_skip_list": [],
+    }
+
+
+def build_preflmr(folder, size: str = "tiny", device=None, seed: int = 5, texts=()) -> Path:
+    """A PreFLMR checkpoint of the real layout with random weights: config.json (model type ``flmr``, ViT-G's
+    flags), sharded safetensors with model.safetensors.index.json under the authors' tensor names (a tensor they
+    hold under two names stored once), query_tokenizer/ and context_tokenizer/ (BERT wordpiece, with the
+    authors' query_maxlen / doc_maxlen), and a CLIP image processor in ``clip-image-processor/`` (give it as
+    ``--image-processor``). ``size``: ``tiny`` (2-layer text encoders, 3-layer 28-pixel vision tower) or ``vit-g``
+    (ViT-G's vision tower, BERT-base text encoders; drawn on ``device`` in bfloat16 when one is given)."""
+    from safetensors.torch import save_file
+    from transformers import BertConfig
+    from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
+
+    from mmrhub.retrieve.preflmr.checkpoint import INDEX
+    from mmrhub.retrieve.preflmr.checkpoint import candidates
+    from mmrhub.retrieve.preflmr.checkpoint import stored_prefixes
+    from mmrhub.retrieve.preflmr.config import read_config
+    from mmrhub.retrieve.preflmr.model import PreFLMRModel
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    geometry = PREFLMR_SIZES[size]
+    vocab = preflmr_vocab(texts, geometry["vocab_size"])
+    for sub, settings in PREFLMR_TOKENIZERS.items():  # as the authors' tokenizers save themselves (transformers 4.x)
+        (folder / sub).mkdir(exist_ok=True)
+        (folder / sub / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+        (folder / sub / "special_tokens_map.json").write_text(json.dumps(BERT_SPECIAL, indent=2), encoding="utf-8")
+        config = {**BERT_SPECIAL, "do_lower_case": True, "model_max_length": 512, **settings}
+        (folder / sub / "tokenizer_config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    config = preflmr_config(size, len(vocab))
+    (folder / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    if size == "tiny":
+        BertConfig(**geometry["text"]).save_pretrained(folder / "mapping_base")
+    image_size = geometry["vision"]["image_size"]
+    CLIPImageProcessorPil(
+        size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size}
+    ).save_pretrained(folder / PREFLMR_PROCESSOR)
+    settings = read_config(folder)
+    model = _random_model(PreFLMRModel, settings, seed, device)
+    prefixes = stored_prefixes(settings)
+    tensors = {candidates(name, prefixes)[0]: value.contiguous() for name, value in model.state_dict().items()}
+    _save_shards(folder, tensors, PREFLMR_SHARD_BYTES[size], save_file, INDEX)
+    return mark_random_weights(folder)
+
+
+def _save_shards(folder: Path, tensors: dict, shard_bytes: int, save_file, index_name: str) -> None:
+    """``tensors`` in safetensors shards of about ``shard_bytes`` and the index transformers writes."""
+    shards, current, size = [], {}, 0
+    for name, tensor in tensors.items():
+        if current and size + tensor.nbytes > shard_bytes:
+            shards.append(current)
+            current, size = {}, 0
+        current[name] = tensor.cpu()
+        size += tensor.nbytes
+    shards.append(current)
+    weight_map = {}
+    for number, shard in enumerate(shards, 1):
+        filename = f"model-{number:05d}-of-{len(shards):05d}.safetensors"
+        save_file(shard, str(folder / filename), metadata={"format": "pt"})
+        weight_map.update({name: filename for name in shard})
+    total = sum(tensor.nbytes for tensor in tensors.values())
+    index = {"metadata": {"total_size": total}, "weight_map": weight_map}
+    (folder / index_name).write_text(json.dumps(index, indent=2), encoding="utf-8")

@@ -17,6 +17,7 @@ from mmrhub.declaration import Breakdown
 from mmrhub.declaration import BundledRun
 from mmrhub.declaration import Grade
 from mmrhub.declaration import Option
+from mmrhub.declaration import PublishedBaseline
 from mmrhub.declaration import Side
 from mmrhub.declaration import View
 from mmrhub.export import mteb_layout
@@ -230,4 +231,18 @@ M2KR = Benchmark(
     images_dir_option=True,
     oracle_help="each pool with its positive passages first",
     runs_help="the bundled sample's simulated run (the M2KR release ships no run)",
+    published_baseline=PublishedBaseline(
+        name="PreFLMR ViT-G",
+        model="LinWeizheDragon/PreFLMR_ViT-G",
+        preset="preflmr",
+        row=(("Recall@1", 19.5), ("Recall@3", 34.0), ("Recall@5", 41.2), ("Recall-mean", 31.6)),
+        source="the M2KR challenge card",
+        differences=(
+            "Search: ours scores every passage exactly (MaxSim); the authors search an approximate PLAID index "
+            "(LinWeizheDragon/FLMR examples/example_use_preflmr.py:78-89, nbits=8 at :361).",
+            "Measure: the card's Recall@k, over the full positive set (ours too); the authors' example counts a hit "
+            "of any positive (example_use_preflmr.py:158-172): `mmrhub evaluate m2kr RUN --variants hit` gives it.",
+            "The card prints one decimal; ours two.",
+        ),
+    ),
 )

@@ -298,6 +298,13 @@ def add_preset_arguments(group, role: str, prefix: str = "") -> None:
             dest=f"{prefix.replace('-', '_')}document_instruction",
             help="corpus items' instruction, as --query-instruction (default: the preset's)",
         )
+        group.add_argument(
+            f"--{prefix}image-processor",
+            metavar="NAME_OR_FOLDER",
+            dest=f"{prefix.replace('-', '_')}image_processor",
+            help="PreFLMR: the CLIP image processor, a Hub id or folder (default: the checkpoint config's "
+            "vision_model_version)",
+        )
     else:
         group.add_argument(
             f"--{prefix}instruction",
@@ -305,6 +312,14 @@ def add_preset_arguments(group, role: str, prefix: str = "") -> None:
             dest=f"{prefix.replace('-', '_')}query_instruction",
             help="the reranker's instruction, its <Instruct> line (default: the preset's, else the model's own)",
         )
+    group.add_argument(
+        f"--{prefix}default-instruction",
+        dest=f"{prefix.replace('-', '_')}row_instructions",
+        action="store_const",
+        const=False,
+        help="every query gets the preset's instruction, not its row's own (M2KR's queries carry one; the Qwen3-VL "
+        "presets take each row's, as QwenLM's evaluation does)",
+    )
     for bound in ("min", "max"):
         group.add_argument(
             f"--{prefix}{bound}-pixels",
@@ -336,6 +351,8 @@ def model_settings(args, prefix: str = "") -> ModelSettings:
         max_pixels=getattr(args, f"{prefix}max_pixels"),
         max_length=getattr(args, f"{prefix}max_length"),
         exif_orientation=getattr(args, f"{prefix}exif_orientation", None),
+        image_processor=getattr(args, f"{prefix}image_processor", None),
+        row_instructions=getattr(args, f"{prefix}row_instructions", None),
     )
 
 

@@ -1,7 +1,8 @@
 """``mmrhub baseline {mipr,m2kr}``: the MIPR paper's pipeline in one command. Embed and retrieve the top-k, rerank it,
 then one table: the embedding row, the reranked row and the Candidate-pool Oracle of the embedding's pools.
 ``--paper``: the MIPR paper's models (Qwen3-VL-Embedding-8B, Qwen3-VL-Reranker-8B) with their presets on the
-top-50, our rows printed beside the published ones.
+top-50, our rows printed beside the published ones; on M2KR the challenge card's PreFLMR ViT-G row (the
+benchmark's ``published_baseline``), printed beside the card's with what differs from the authors' run.
 
 torch is imported only when the command runs.
 """
@@ -51,8 +52,11 @@ def register(subparsers):
     parser.add_argument(
         "--paper",
         action="store_true",
-        help=f"the paper's rows: {PAPER_EMBEDDING} and {PAPER_RERANKER} with their presets on the top-{PAPER_TOP_K}, "
-        "printed beside the published rows with the differences (MIPR)",
+        help=f"MIPR: the paper's rows, {PAPER_EMBEDDING} and {PAPER_RERANKER} with their presets on the "
+        f"top-{PAPER_TOP_K}, printed beside the published rows with the differences; M2KR: the challenge card's "
+        "PreFLMR ViT-G row (LinWeizheDragon/PreFLMR_ViT-G, preset preflmr, exact MaxSim), printed beside the card's "
+        "with what differs, in float32 as its authors load it unless --dtype says otherwise, reranked only when "
+        "--reranker-model is given",
     )
     # Each model's options are named after it (--embedding-*, --reranker-*); those of both stand alone.
     embedding = parser.add_argument_group("embedding model")
@@ -75,7 +79,8 @@ def register(subparsers):
     reranker = parser.add_argument_group("reranker")
     reranker.add_argument(
         "--reranker-model",
-        help=f"sentence-transformers CrossEncoder (default: {DEFAULT_RERANKER}; with --paper {PAPER_RERANKER})",
+        help=f"sentence-transformers CrossEncoder (default: {DEFAULT_RERANKER}; with --paper {PAPER_RERANKER} on "
+        "MIPR, none on M2KR unless given)",
     )
     reranker.add_argument("--reranker-revision", help="Hub revision (branch, tag or commit) of the reranker")
     add_batch_size_argument(reranker, "reranker-")
@@ -95,27 +100,39 @@ def register(subparsers):
 
 def chosen_models(args) -> tuple:
     """(embedding model, its settings, reranker model, its settings): --paper's 8B models and their presets
-    unless told otherwise, else the 2B defaults."""
+    unless told otherwise (M2KR: the card's baseline model, reranked only when --reranker-model is given, else
+    reranker None), else the 2B defaults."""
     embedding_settings = model_settings(args, "embedding_")
     reranker_settings = model_settings(args, "reranker_")
     if not args.paper:
         embedding = args.embedding_model or DEFAULT_MODELS["sentence-transformers"]
         return embedding, embedding_settings, args.reranker_model or DEFAULT_RERANKER, reranker_settings
-    if not args.benchmark.published_table:
-        raise ValueError(f"--paper: {args.benchmark.name} has no published table; it is for mipr.")
+    baseline = args.benchmark.published_baseline
+    if not args.benchmark.published_table and baseline is None:
+        raise ValueError(f"--paper: {args.benchmark.name} has no published table or baseline row.")
     if args.top_k != PAPER_TOP_K or args.embedding_backend != "sentence-transformers":
         raise ValueError(f"--paper runs the paper's setting: leave --top-k ({PAPER_TOP_K}) and --embedding-backend.")
+    reranker_settings = replace(reranker_settings, preset=reranker_settings.preset or QWEN3_VL_RERANKER.name)
+    if baseline is not None:
+        return (
+            args.embedding_model or baseline.model,
+            replace(embedding_settings, preset=embedding_settings.preset or baseline.preset),
+            args.reranker_model,
+            reranker_settings if args.reranker_model else None,
+        )
     return (
         args.embedding_model or PAPER_EMBEDDING,
         replace(embedding_settings, preset=embedding_settings.preset or QWEN3_VL_EMBEDDING.name),
         args.reranker_model or PAPER_RERANKER,
-        replace(reranker_settings, preset=reranker_settings.preset or QWEN3_VL_RERANKER.name),
+        reranker_settings,
     )
 
 
-def run_names(benchmark_name: str, embedding: str, reranker: str, top_k: int) -> tuple:
+def run_names(benchmark_name: str, embedding: str, reranker, top_k: int) -> tuple:
     """The two runs' file names: the models' slugs, told apart by role when they are the same (two folders
-    both called ``hub``), so the reranked run never overwrites the embedding run."""
+    both called ``hub``), so the reranked run never overwrites the embedding run; no reranker: the one."""
+    if reranker is None:
+        return (f"{benchmark_name}_{slug(embedding)}_top{top_k}.json", None)
     first, second = told_apart(slug(embedding), slug(reranker), "-embedding", "-reranked")
     return f"{benchmark_name}_{first}_top{top_k}.json", f"{benchmark_name}_{second}_top{top_k}.json"
 
@@ -131,14 +148,18 @@ def told_apart(first: str, second: str, first_role: str, second_role: str) -> tu
 
 
 def pipeline_options(args) -> tuple:
-    """(RetrieveOptions, RerankOptions) of the two steps: the reranker's candidates are the embedding's run, and
-    each model caches in its own folder under --cache-dir."""
+    """(RetrieveOptions, RerankOptions or None) of the two steps: the reranker's candidates are the embedding's
+    run, and each model caches in its own folder under --cache-dir."""
     data = data_options(args)
     out = Path(args.output_dir)
     embedding_model, embedding_settings, reranker_model, reranker_settings = chosen_models(args)
     names = run_names(data.benchmark.name, embedding_model, reranker_model, args.top_k)
-    embedding_run, reranked_run = out / names[0], out / names[1]
+    embedding_run, reranked_run = out / names[0], names[1] and out / names[1]
     runtime = run_options(args)
+    embedding_runtime = runtime
+    if args.paper and data.benchmark.published_baseline is not None and args.dtype == "auto":
+        # the baseline's authors load it in float32 (PreFLMR: example_use_preflmr.py:245-249, no dtype given)
+        embedding_runtime = replace(runtime, dtype="float32")
     cache_dir = (lambda name: str(Path(args.cache_dir) / name)) if args.cache_dir else (lambda name: None)
     retrieve = RetrieveOptions(
         data=data,
@@ -148,9 +169,11 @@ def pipeline_options(args) -> tuple:
         settings=embedding_settings,
         batch_size=args.embedding_batch_size,
         top_k=args.top_k,
-        runtime=replace(runtime, cache_dir=cache_dir("embeddings")),
+        runtime=replace(embedding_runtime, cache_dir=cache_dir("embeddings")),
         output=OutputOptions(path=str(embedding_run), score=False, named_after_model=True),
     )
+    if reranker_model is None:
+        return retrieve, None
     rerank = RerankOptions(
         data=data,
         candidates=str(embedding_run),
@@ -167,7 +190,8 @@ def pipeline_options(args) -> tuple:
 
 
 def run(args) -> int:
-    """Retrieve, rerank, then print the table of both runs and the oracle of the embedding's pools."""
+    """Retrieve, rerank, then print the table of both runs and the oracle of the embedding's pools (--paper: beside
+    the published rows, or the published baseline row with what differs)."""
     retrieve_options, rerank_options = pipeline_options(args)
     from mmrhub.retrieve import pipeline as retrieval
     from mmrhub.retrieve.distributed import Context
@@ -181,31 +205,56 @@ def run(args) -> int:
     from mmrhub.scoring.score import score_runs
 
     retrieval.run(retrieve_options)
-    reranking.run(rerank_options)
+    if rerank_options is not None:
+        reranking.run(rerank_options)
     if not Context.from_launcher().is_main:
         return 0  # the other processes of torchrun / accelerate only embedded and scored their shards
 
     data = retrieve_options.data
-    embedding_run, reranked_run = retrieve_options.output.path, rerank_options.output.path
+    embedding_run = retrieve_options.output.path
+    reranked = rerank_options is not None
+    names = (
+        row_names(retrieve_options.model, rerank_options.model) if reranked else (model_name(retrieve_options.model),)
+    )
     truth = data.benchmark.read_truth(data.folder)
     request = ScoringRequest(
         data.benchmark,
         data.data_dir,
-        runs=(embedding_run, reranked_run),
-        names=row_names(retrieve_options.model, rerank_options.model),
+        runs=(embedding_run, rerank_options.output.path) if reranked else (embedding_run,),
+        names=names,
         oracle=embedding_run,
-        rerank=embedding_run,
+        rerank=embedding_run if reranked else None,
         measure_options={"k": data.benchmark.measures.DEFAULT_K},
     )
     rows = score_runs(request, truth)
-    embedding_settings = retrieve_options.settings.resolve(retrieve_options.model, "embedding")
-    reranker_settings = rerank_options.settings.resolve(rerank_options.model, "reranker")
-    print(
-        f"{model_caption(retrieve_options.model, embedding_settings)}; "
-        f"{model_caption(rerank_options.model, reranker_settings)}"
-    )
+    captions = [
+        model_caption(retrieve_options.model, retrieve_options.settings.resolve(retrieve_options.model, "embedding"))
+    ]
+    if reranked:
+        captions.append(
+            model_caption(rerank_options.model, rerank_options.settings.resolve(rerank_options.model, "reranker"))
+        )
+    print("; ".join(captions))
     print(scores_table(rows) + table_captions(request, truth, rows))
     print(pools_caption(request.names[0], args.top_k, Path(args.output_dir)))
-    if args.paper:
+    if args.paper and data.benchmark.published_baseline is not None:
+        print(card_comparison(rows[0], data.benchmark.published_baseline, embedding_run))
+    elif args.paper:
         print(beside_published(rows, data.benchmark))
     return 0
+
+
+def card_comparison(row, baseline, run_path) -> str:
+    """Our row beside the source document's baseline row, then what differs from the authors' run (from the run's
+    record)."""
+    from mmrhub.retrieve.provenance import read_meta
+    from mmrhub.run_records import meta_path
+    from mmrhub.scoring.output.tables import beside_baseline
+    from mmrhub.scoring.published_table import baseline_differences
+
+    lines = baseline_differences(baseline, read_meta(meta_path(run_path)))
+    return (
+        beside_baseline(row, baseline)
+        + "\n\nWhat differs from the authors' run:\n"
+        + "\n".join(f"- {line}" for line in lines)
+    )

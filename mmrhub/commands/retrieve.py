@@ -18,6 +18,7 @@ from mmrhub.commands.arguments import weight
 from mmrhub.commands.parsing import Parser
 from mmrhub.retrieve.options import BACKENDS
 from mmrhub.retrieve.options import DEFAULT_MODELS
+from mmrhub.retrieve.options import PRESET_DEFAULT_MODELS
 from mmrhub.retrieve.options import SEARCHES
 from mmrhub.retrieve.options import RetrieveOptions
 
@@ -37,7 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     model.add_argument(
         "--model",
         help=f"Hub id or local folder (default: {DEFAULT_MODELS['sentence-transformers']} for "
-        f"sentence-transformers, {DEFAULT_MODELS['transformers']} for transformers)",
+        f"sentence-transformers, {DEFAULT_MODELS['transformers']} for transformers, "
+        f"{PRESET_DEFAULT_MODELS['preflmr']} with --preset preflmr)",
     )
     model.add_argument("--revision", help="Hub revision (branch, tag or commit) of --model")
     add_dtype_argument(model)
@@ -89,7 +91,7 @@ def retrieve_options(args) -> RetrieveOptions:
     """The RetrieveOptions the parsed arguments describe (--model defaults to the backend's model)."""
     return RetrieveOptions(
         data=data_options(args),
-        model=args.model or DEFAULT_MODELS[args.backend],
+        model=args.model or PRESET_DEFAULT_MODELS.get(args.preset) or DEFAULT_MODELS[args.backend],
         backend=args.backend,
         revision=args.revision,
         settings=model_settings(args),

@@ -77,16 +77,18 @@ INSTRUCTION_COLUMN = "instruction"  # a query table's own task instruction (M2KR
 class Items(torch.utils.data.Dataset):
     """``Row``s; images are decoded (``images.decoded``, EXIF orientation as ``orientation`` says) in whichever
     process fetches them: the DataLoader workers. ``instructions``: read each row's ``INSTRUCTION_COLUMN`` (where
-    the table has one)."""
+    the table has one). ``images=False``: no image is read (a text-only side, PreFLMR's passages; Row.image None)."""
 
-    def __init__(self, dataset, table, orientation: str = EXIF_APPLY, instructions: bool = False):
+    def __init__(self, dataset, table, orientation: str = EXIF_APPLY, instructions: bool = False, images: bool = True):
         from datasets import Image
 
         self.instruction_column = INSTRUCTION_COLUMN if instructions and has_instructions(dataset) else None
-        columns = [table.id_column, table.text_column, "image"] + [self.instruction_column] * bool(
-            self.instruction_column
-        )
-        self.dataset = dataset.select_columns(columns).cast_column("image", Image(decode=False))
+        columns = [table.id_column, table.text_column] + ["image"] * images
+        columns += [self.instruction_column] * bool(self.instruction_column)
+        self.dataset = dataset.select_columns(columns)
+        if images:
+            self.dataset = self.dataset.cast_column("image", Image(decode=False))
+        self.images = images
         self.table = table
         self.orientation = orientation
 
@@ -96,7 +98,7 @@ class Items(torch.utils.data.Dataset):
     def __getitems__(self, indices):
         batch = self.dataset[list(indices)]
         texts = [text if text else None for text in batch[self.table.text_column]]
-        images = [decoded(value, self.orientation) for value in batch["image"]]
+        images = [decoded(value, self.orientation) for value in batch["image"]] if self.images else [None] * len(texts)
         instructions = batch[self.instruction_column] if self.instruction_column else [None] * len(texts)
         return [Row(*fields) for fields in zip(batch[self.table.id_column], texts, images, instructions)]
 

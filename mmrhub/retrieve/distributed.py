@@ -91,6 +91,15 @@ def gather_rows(tensor: torch.Tensor, context: Context) -> torch.Tensor:
     return torch.cat([piece[:size] for piece, size in zip(pieces, sizes)])
 
 
+def largest(value: int, context: Context) -> int:
+    """The largest of every rank's ``value``."""
+    if not context.distributed:
+        return value
+    box = torch.tensor([value], dtype=torch.int64, device=context.device)
+    dist.all_reduce(box, op=dist.ReduceOp.MAX)
+    return int(box.item())
+
+
 def broadcast(value, context: Context):
     """Rank 0's Python value on every rank."""
     if not context.distributed:

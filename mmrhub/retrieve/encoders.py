@@ -26,6 +26,7 @@ from mmrhub.retrieve.model_inputs import refuse_pixel_budget
 from mmrhub.retrieve.model_inputs import rgb
 from mmrhub.retrieve.model_inputs import to_device
 from mmrhub.retrieve.model_inputs import with_text
+from mmrhub.retrieve.multi_vector import build_preflmr
 from mmrhub.retrieve.presets import Preset
 from mmrhub.retrieve.presets import instruction
 from mmrhub.retrieve.provenance import model_identity
@@ -381,7 +382,11 @@ class SentenceTransformersEncoder:
         return out
 
 
-ENCODERS = {"transformers": DualEncoder, "sentence-transformers": SentenceTransformersEncoder}
+ENCODERS = {
+    "transformers": DualEncoder,
+    "sentence-transformers": SentenceTransformersEncoder,
+    "preflmr": build_preflmr,  # a multi-vector encoder (multi_vector.py); chosen by its preset
+}
 
 
 def build_encoder(backend: str, model_id: str, settings: Preset, **options):

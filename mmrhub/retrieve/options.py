@@ -20,6 +20,8 @@ DEFAULT_MODELS = {
     "transformers": "OFA-Sys/chinese-clip-vit-large-patch14",  # MIPR is Chinese
 }
 DEFAULT_RERANKER = "Qwen/Qwen3-VL-Reranker-2B"
+# A preset that needs its own model family: --model's default with it (the M2KR card's row).
+PRESET_DEFAULT_MODELS = {"preflmr": "LinWeizheDragon/PreFLMR_ViT-G"}
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 SEARCHES = ("torch", "faiss")
 
@@ -105,6 +107,8 @@ class ModelSettings:
     max_pixels: int | None = None
     max_length: int | None = None  # tokens; text is cut, image tokens never
     exif_orientation: str | None = None  # "apply" or "ignore" (images.EXIF_CHOICES)
+    image_processor: str | None = None  # PreFLMR: Hub id or folder of the CLIP image processor
+    row_instructions: bool | None = None  # False: every query gets the preset's instruction, not its row's own
 
     def resolve(self, model_id: str, role: str) -> Preset:
         """The settings a run of ``model_id`` in ``role`` uses."""

@@ -7,6 +7,7 @@ import torch
 from tqdm.auto import tqdm
 
 from mmrhub.retrieve import distributed
+from mmrhub.retrieve import multi_vector
 from mmrhub.retrieve.data_loading import Items
 from mmrhub.retrieve.data_loading import LoadedSide
 from mmrhub.retrieve.data_loading import fingerprint
@@ -17,7 +18,11 @@ from mmrhub.retrieve.embedding_cache import EmbeddingCache
 from mmrhub.retrieve.encoders import CORPUS
 from mmrhub.retrieve.encoders import QUERIES
 from mmrhub.retrieve.encoders import build_encoder
+from mmrhub.retrieve.maxsim import PackedTokens
 from mmrhub.retrieve.model_loading import check_reachable
+from mmrhub.retrieve.multi_vector import CorpusTokens
+from mmrhub.retrieve.multi_vector import QueryTokens
+from mmrhub.retrieve.multi_vector import TokenCache
 from mmrhub.retrieve.options import RetrieveOptions
 from mmrhub.retrieve.progress import Phases
 from mmrhub.retrieve.progress import score_and_record
@@ -35,16 +40,36 @@ from mmrhub.retrieve.topk import pool_topk
 from mmrhub.scoring.runs.writing import write_run
 
 
-def embed(side: LoadedSide, role, encoder, context, options: RetrieveOptions, phases) -> torch.Tensor:
-    """This rank's shard through the encoder, gathered: (len(side.dataset), dim) float32 on the device, in order.
-    Inputs are prepared by the DataLoader workers (``encoder.collate``); this process moves them and runs the
-    model."""
+class Rows:
+    """What ``embed`` keeps of a single-vector encoder's batches: (n, dim) rows, gathered in order."""
+
+    def __init__(self, context):
+        self.context = context
+
+    def each(self, output):
+        """One batch's vectors, as they are."""
+        return output
+
+    def join(self, parts: list) -> torch.Tensor:
+        """Every rank's rows, in order."""
+        local = torch.cat(parts) if parts else torch.empty((0, 0), device=self.context.device)
+        return distributed.gather_rows(local, self.context)
+
+
+def embed(side: LoadedSide, role, encoder, context, options: RetrieveOptions, phases, kept=None):
+    """This rank's shard through the encoder, gathered in order: (len(side.dataset), dim) float32 on the device,
+    or what ``kept`` (``each`` batch's output, ``join``ed) makes of it (multi_vector's). Inputs are prepared by
+    the DataLoader workers (``encoder.collate``); this process moves them and runs the model."""
+    kept = kept or Rows(context)
     if context.is_main:
         check_texts(side, role, encoder, options.model, phases)
     instructions = role == QUERIES and getattr(encoder, "row_instructions", False)
-    items = Items(distributed.shard(side.dataset, context), side.table, encoder.orientation, instructions)
+    images = getattr(encoder, "reads_images", lambda role: True)(role)
+    items = Items(distributed.shard(side.dataset, context), side.table, encoder.orientation, instructions, images)
     if instructions and items.instruction_column:
-        phases.say(f"[embed {role}] each query's system turn: its own '{items.instruction_column}' (the preset's)")
+        phases.say(f"[embed {role}] each query's instruction: its own '{items.instruction_column}' (the preset's)")
+    if not images:
+        phases.say(f"[embed {role}] text only: no image read (the model embeds their text alone)")
     batches = loader(
         items, encoder.collate(role), options.batch_size, options.runtime.num_workers, context.device.type == "cuda"
     )
@@ -53,10 +78,9 @@ def embed(side: LoadedSide, role, encoder, context, options: RetrieveOptions, ph
     desc = f"embed {role}" + (f" (rank 0 of {context.world_size})" if context.distributed else "")
     with tqdm(total=len(items), desc=desc, unit="item", disable=not context.is_main) as bar:
         for batch in batches:
-            vectors.append(encoder.encode(batch, role))
+            vectors.append(kept.each(encoder.encode(batch, role)))
             bar.update(len(batch["ids"]))
-    local = torch.cat(vectors) if vectors else torch.empty((0, 0), device=context.device)
-    gathered = distributed.gather_rows(local, context)
+    gathered = kept.join(vectors)
     phases.done(f"embed {role}", len(side.dataset), started, f" ({context.world_size} process(es))")
     return gathered
 
@@ -70,30 +94,42 @@ def check_texts(side: LoadedSide, role: str, encoder, model_id: str, phases) -> 
             phases.warn(warning)
 
 
-def corpus_embeddings(corpus: LoadedSide, encoder, context, options: RetrieveOptions, phases) -> torch.Tensor:
-    """The corpus vectors on rank 0 (None on the others): read from the cache, or embedded and then cached."""
+def corpus_embeddings(corpus: LoadedSide, encoder, context, options: RetrieveOptions, phases):
+    """The corpus vectors on rank 0 (None on the others): read from the cache, or embedded and then cached; a
+    multi-vector encoder's as PackedTokens."""
     runtime = options.runtime
+    multi = getattr(encoder, "multi_vector", False)
     cache = None
     if runtime.use_cache and context.is_main:
         data = fingerprint(corpus.dataset, corpus.table)
-        cache = EmbeddingCache(runtime.cache_dir, encoder.identity, data, len(corpus.dataset))
+        cache = (TokenCache if multi else EmbeddingCache)(
+            runtime.cache_dir, encoder.identity, data, len(corpus.dataset)
+        )
     cached = cache.load() if cache is not None else None
     if distributed.broadcast(cached is not None, context):
         if not context.is_main:
             return None  # only rank 0 searches
         phases.say(f"[embed corpus] {len(cached):,} embeddings reused from {cache.folder}")
         phases.stats["embed corpus"] = {"items": 0, "cached": len(cached)}
-        return torch.from_numpy(cached)
-    vectors = embed(corpus, CORPUS, encoder, context, options, phases)
+        return cached if multi else torch.from_numpy(cached)
+    vectors = embed(
+        corpus, CORPUS, encoder, context, options, phases, CorpusTokens(encoder, context) if multi else None
+    )
     if cache is not None:
-        if cache.save(vectors.cpu().numpy()):
+        if cache.save(vectors if multi else vectors.cpu().numpy()):
             phases.say(f"[embed corpus] cached in {cache.folder}")
     return vectors
 
 
 def search(queries, corpus, options: RetrieveOptions, pools, context, phases):
-    """(scores, indices) on CPU: each query's pool ranked, or the exact top-k of the whole corpus."""
+    """(scores, indices) on CPU: each query's pool ranked, or the exact top-k of the whole corpus (a multi-vector
+    encoder's: exact MaxSim)."""
     started = time.perf_counter()
+    if isinstance(corpus, PackedTokens):
+        scores, indices = multi_vector.search(queries, corpus, options.top_k, context.device)
+        how = f"exact MaxSim top-{options.top_k} on {context.device}, passages in {corpus.vectors.dtype}"
+        phases.done("search", len(scores), started, f" ({how}, {len(corpus):,} corpus items)")
+        return scores, indices
     queries, corpus = queries.to(context.device), corpus.to(context.device)
     if pools is not None:
         scores, indices = pool_topk(queries, corpus, pools.to(context.device))
@@ -136,9 +172,12 @@ def _run(options: RetrieveOptions, context) -> int:
 
     started = time.perf_counter()
     settings = options.settings.resolve(options.model, "embedding")
+    backend = settings.backend or options.backend
     check_reachable(options.model, "--model", options.revision)
+    if settings.image_processor:
+        check_reachable(settings.image_processor, "--image-processor")
     encoder = build_encoder(
-        options.backend,
+        backend,
         options.model,
         settings,
         revision=options.revision,
@@ -146,10 +185,13 @@ def _run(options: RetrieveOptions, context) -> int:
         dtype=dtype,
         text_weight=options.text_weight,
     )
-    phases.done("load model", 0, started, f" ({options.backend}: {options.model})")
+    phases.done("load model", 0, started, f" ({backend}: {options.model})")
+    multi = getattr(encoder, "multi_vector", False)
+    if multi:
+        refuse_with_tokens(options, pools)
 
     corpus_vectors = corpus_embeddings(corpus, encoder, context, options, phases)
-    query_vectors = embed(queries, QUERIES, encoder, context, options, phases)
+    query_vectors = embed(queries, QUERIES, encoder, context, options, phases, QueryTokens(context) if multi else None)
     if not context.is_main:
         return 0
 
@@ -162,12 +204,24 @@ def _run(options: RetrieveOptions, context) -> int:
         options.model,
         encoder.identity,
         settings,
-        backend=options.backend,
+        backend=backend,
+        **({"search": multi_vector.search_record(corpus_vectors)} if multi else {}),
         options=options_record(options),
         data=data_record(data, queries, corpus, fingerprint),
         **candidates_record(options.candidates),
         **environment_record(context.device, dtype),
     )
     phases.say(f"Run written to {output} ({len(queries.ids):,} queries).")
-    score_and_record(options, truth, output, settings, context, dtype, phases, backend=options.backend)
+    score_and_record(options, truth, output, settings, context, dtype, phases, backend=backend)
     return 0
+
+
+def refuse_with_tokens(options: RetrieveOptions, pools) -> None:
+    """What a multi-vector (MaxSim) run cannot do yet, in one line each."""
+    if pools is not None:
+        raise ValueError(
+            "--candidates: PreFLMR ranks the whole corpus (exact MaxSim); leave --candidates out, or rerank its run "
+            "with `mmrhub rerank`."
+        )
+    if options.search != "torch":
+        raise ValueError(f"--search {options.search}: PreFLMR searches with exact MaxSim (maxsim.py); leave --search.")

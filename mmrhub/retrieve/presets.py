@@ -3,11 +3,15 @@
 Sources (read at these commits; line numbers refer to them):
   QE  QwenLM/Qwen3-VL-Embedding@8ce3aab src/models/qwen3_vl_embedding.py
   QR  QwenLM/Qwen3-VL-Embedding@8ce3aab src/models/qwen3_vl_reranker.py
+  ER  QwenLM/Qwen3-VL-Embedding@8ce3aab src/evaluation/mmeb_v2/eval_reranker.py
   QM  QwenLM/Qwen3-VL-Embedding@8ce3aab README.md
   CC  OFA-Sys/Chinese-CLIP@31863c7 cn_clip/clip/utils.py
   CE  OFA-Sys/Chinese-CLIP@31863c7 cn_clip/eval/data.py
   QV  qwen-vl-utils 0.0.14 vision_process.py (the authors' image loading)
   QI  QwenLM/Qwen3-VL-Embedding@8ce3aab src/evaluation/mmeb_v2/data/datasets/image_i2i_vg_dataset.py
+  FE  LinWeizheDragon/FLMR@be4b748 examples/example_use_preflmr.py
+  FM  LinWeizheDragon/FLMR@be4b748 flmr/models/flmr/modeling_flmr.py
+  FI  LinWeizheDragon/FLMR@be4b748 flmr/models/flmr/modeling_flmr_for_indexing.py
 
 A preset follows from the model id (``preset_for``); ``--preset NAME`` picks one for a local folder and
 ``--preset none`` keeps the checkpoint's own settings. Imports nothing heavy.
@@ -34,8 +38,9 @@ class Preset:
     name: str
     role: str  # "embedding" or "reranker": which command the family serves
     query_instruction: str | None = None  # embedding: system turn of queries; reranker: the <Instruct>: line
-    # embedding: a query's system turn is its row's own instruction where its table has one (M2KR's); rows without
-    # one, and every row once --query-instruction is given, get query_instruction
+    # a query's system turn (reranker: its <Instruct>: line) is its row's own instruction where its table has one
+    # (M2KR's); rows without one, and every row once --query-instruction / --instruction or --default-instruction
+    # is given, get query_instruction
     row_instructions: bool = False
     document_instruction: str | None = None  # embedding: system turn of corpus items
     system_prompt: str | None = None  # reranker: its fixed system turn
@@ -50,6 +55,8 @@ class Preset:
     exif_orientation: str | None = None  # "apply" or "ignore" (images.py); None: "apply", as datasets decodes
     pooling: str | None = None  # what the vector is: recorded, the checkpoint's modules compute it
     score: str | None = None  # what a reranker's score is: recorded, the checkpoint's modules compute it
+    backend: str | None = None  # the encoder the family needs whatever --backend says (None: --backend's)
+    image_processor: str | None = None  # PreFLMR: the CLIP image processor (None: the config's vision_model_version)
     sources: tuple = ()  # (setting, "file:line") pairs
 
     def settings(self) -> dict:
@@ -108,6 +115,7 @@ QWEN3_VL_RERANKER = Preset(
     name="qwen3-vl-reranker",
     role="reranker",
     query_instruction="Given a search query, retrieve relevant candidates that answer the query.",
+    row_instructions=True,
     system_prompt=(
         "Judge whether the Document meets the requirements based on the Query and the Instruct provided. Note that "
         'the answer can only be "yes" or "no".'
@@ -119,6 +127,11 @@ QWEN3_VL_RERANKER = Preset(
     score='sigmoid(logit("yes") - logit("no")) at the last token',
     sources=(
         ("query_instruction", "QR:85 (default_instruction)"),
+        (
+            "row_instructions",
+            "ER:91 (each query's own instruction taken from its sample), ER:131-135 (passed with the query), QR:383, "
+            "QR:346-351 (it fills '<Instruct>: ', the default only where it is empty)",
+        ),
         ("system_prompt", "QR:334-340"),
         ("conversation", "QR:349-370 ('<Instruct>: ', '<Query>:', '\\n<Document>:'; image before text QR:295-317)"),
         ("min_pixels", "QR:20"),
@@ -155,7 +168,33 @@ CHINESE_CLIP = Preset(
     ),
 )
 
-PRESETS = {preset.name: preset for preset in (QWEN3_VL_EMBEDDING, QWEN3_VL_RERANKER, CHINESE_CLIP)}
+PREFLMR = Preset(
+    name="preflmr",
+    role="embedding",
+    row_instructions=True,
+    exif_orientation="ignore",
+    pooling="none: every kept token's vector, L2-normalised (late interaction)",
+    score="exact MaxSim: the sum over the query's kept tokens of the best inner product with the passage's kept tokens",
+    backend="preflmr",
+    sources=(
+        (
+            "row_instructions",
+            "FE:261-264 (each query's own instruction, stripped, ending in ':', ':' replaced by the config's "
+            "mask_instruction_token), FE:266-271 (then the question)",
+        ),
+        ("lengths", "FE:68 (doc_maxlen=512: passages' tokens); queries: the checkpoint config's query_maxlen"),
+        ("image_processor", "FE:250, FI:68 (AutoImageProcessor of the config's vision_model_version)"),
+        ("exif_orientation", "FE:291 (Image.open(path).convert('RGB'): no EXIF transpose of the files they read)"),
+        ("query without image", "FE:288-289 (a black 336 x 336 image)"),
+        ("passage_dtype", "FM:1338-1339 (passage vectors cast to half on a GPU; float32 on CPU)"),
+        (
+            "search",
+            "FE:78-89, FE:361 (a PLAID index, nbits=8: approximate); ours scores every passage exactly (maxsim.py)",
+        ),
+    ),
+)
+
+PRESETS = {preset.name: preset for preset in (QWEN3_VL_EMBEDDING, QWEN3_VL_RERANKER, CHINESE_CLIP, PREFLMR)}
 PRESET_CHOICES = (*PRESETS, NONE)
 
 # A model id (or a folder path) -> its family; matched anywhere in the id, case-insensitively.
@@ -163,6 +202,7 @@ _FAMILIES = (
     (re.compile(r"qwen3-vl-embedding", re.IGNORECASE), QWEN3_VL_EMBEDDING),
     (re.compile(r"qwen3-vl-reranker", re.IGNORECASE), QWEN3_VL_RERANKER),
     (re.compile(r"chinese-clip", re.IGNORECASE), CHINESE_CLIP),
+    (re.compile(r"preflmr", re.IGNORECASE), PREFLMR),
 )
 
 
@@ -173,6 +213,11 @@ def resolve(model_id: str, name: str | None, role: str, **overrides) -> Preset:
     preset = preset_for(model_id, name, role) or Preset(name=NONE, role=role)
     if overrides.get("query_instruction") is not None:
         preset = replace(preset, row_instructions=False)
+    if overrides.get("image_processor") is not None and preset.backend != PREFLMR.backend:
+        raise ValueError(
+            f"--image-processor is for PreFLMR models (--preset {PREFLMR.name}); {model_id} runs with the "
+            f"{preset.name} preset, whose processor comes with the checkpoint."
+        )
     return preset.with_overrides(**overrides)
 
 

@@ -15,7 +15,7 @@ BLOCK_BYTES = {"cpu": 256 << 20, "cuda": 2 << 30}
 MAX_CORPUS_BLOCK = 1 << 20
 
 
-def _order(values, indices):
+def order_by_score(values, indices):
     """Sort each row by value descending, then index ascending."""
     indices, perm = indices.sort(dim=1)
     values = values.gather(1, perm)
@@ -23,11 +23,11 @@ def _order(values, indices):
     return values, indices.gather(1, perm)
 
 
-def _block_topk(scores, k):
+def block_topk(scores, k):
     """Top-k of one (queries x corpus block) score matrix, ties at the k-th place broken by lowest index."""
     if k >= scores.shape[1]:
         values, indices = scores.topk(k, dim=1)
-        return _order(values, indices)
+        return order_by_score(values, indices)
     # One extra candidate tells whether the k-th place is tied; only such rows need a second look.
     values, indices = scores.topk(k + 1, dim=1)
     ambiguous = values[:, k - 1] == values[:, k]
@@ -38,7 +38,7 @@ def _block_topk(scores, k):
         tied = (scores[row] == kth).nonzero().flatten()[: k - len(above)]
         indices[row] = torch.cat([above, tied])
         values[row] = scores[row, indices[row]]
-    return _order(values, indices)
+    return order_by_score(values, indices)
 
 
 def _matmul(queries, block, out):
@@ -88,9 +88,9 @@ def _exact_topk(queries: torch.Tensor, corpus: torch.Tensor, k: int, block_bytes
         for c0 in range(0, num_corpus, corpus_block):
             block = corpus[c0 : c0 + corpus_block]
             scores = _matmul(q, block, buffer[: len(q) * len(block)].view(len(q), len(block)))
-            values, indices = _block_topk(scores, min(k, len(block)))
+            values, indices = block_topk(scores, min(k, len(block)))
             if best is not None:
-                values, indices = _order(torch.cat([best[0], values], 1), torch.cat([best[1], indices + c0], 1))
+                values, indices = order_by_score(torch.cat([best[0], values], 1), torch.cat([best[1], indices + c0], 1))
                 values, indices = values[:, :k], indices[:, :k]
             best = (values, indices)
         all_values.append(best[0])
@@ -112,7 +112,7 @@ def pool_topk(queries: torch.Tensor, corpus: torch.Tensor, pools: torch.Tensor, 
         values = torch.bmm(candidates, queries[q0 : q0 + query_block, :, None])[..., 0]
         values = values.masked_fill(padding, float("-inf"))
         indices = pool.masked_fill(padding, torch.iinfo(pool.dtype).max)
-        values, indices = _order(values, indices)
+        values, indices = order_by_score(values, indices)
         all_values.append(values)
         all_indices.append(indices.masked_fill(values == float("-inf"), -1))
     return torch.cat(all_values), torch.cat(all_indices)

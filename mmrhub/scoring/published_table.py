@@ -80,3 +80,34 @@ def differences(target: Target, rows: list) -> list:
         if rows[0].result[key] != theirs:  # a count of the judgments, the same in every row
             found.append(Difference(None, key, rows[0].result[key], theirs))
     return found
+
+
+# What the PreFLMR authors' example does where a run's record may differ (LinWeizheDragon/FLMR@be4b748).
+AUTHORS_MODEL_DTYPE = "torch.float32"  # examples/example_use_preflmr.py:245-249: from_pretrained, no dtype given
+
+
+def baseline_differences(baseline, record: dict) -> list:
+    """What the run (its ``RUN.json.meta.json`` as a dict) does otherwise than ``baseline``'s authors, one line
+    each: the baseline's own lines, then the run's model dtype, passage dtype and image processor."""
+    lines = list(baseline.differences)
+    dtype = (record.get("model") or {}).get("dtype")
+    if dtype and dtype != AUTHORS_MODEL_DTYPE:
+        lines.append(
+            f"Model in {dtype} (--dtype); the authors' example loads float32 (example_use_preflmr.py:245-249): "
+            "--dtype float32 runs theirs."
+        )
+    search = record.get("search") or {}
+    if search.get("passage_dtype"):
+        lines.append(
+            f"Passage vectors in {search['passage_dtype']}: half on a GPU as the authors cast them "
+            "(modeling_flmr.py:1338-1339), float32 on CPU."
+        )
+    processor = (record.get("settings") or {}).get("image_processor")
+    lines.append(
+        f"Image processor: {processor} (given); the authors' indexer loads the config's vision_model_version "
+        "(modeling_flmr_for_indexing.py:68)."
+        if processor
+        else "Image processor: the config's vision_model_version, as the authors' indexer loads it "
+        "(modeling_flmr_for_indexing.py:68)."
+    )
+    return lines

@@ -164,9 +164,12 @@ def pairs_of_two_lengths():
 
 def authors_inputs(processor, pairs, instruction):
     """The authors' model inputs for ``pairs``: the conversation rendered by the checkpoint's default (Qwen3-VL) chat
-    template with the assistant's turn opened (:168), images as given (do_resize=False, :201), left padding (:109)."""
+    template with the assistant's turn opened (:168), images as given (do_resize=False, :201), left padding (:109).
+    ``instruction``: one for all, or each pair's (their eval_reranker.py passes each query's own)."""
+    instructions = [instruction] * len(pairs) if isinstance(instruction, str) else instruction
     conversations = [
-        authors_messages(instruction, (query[1], query[2]), (document[1], document[2])) for query, document in pairs
+        authors_messages(own, (query[1], query[2]), (document[1], document[2]))
+        for own, (query, document) in zip(instructions, pairs)
     ]
     texts = processor.apply_chat_template(conversations, tokenize=False, add_generation_prompt=True)
     images = [image for query, document in pairs for image in (query[2], document[2])]
@@ -211,6 +214,68 @@ def test_reranker_conversation_and_score_are_the_authors(qwen_reranker):
         weight = model.lm_head.weight[vocab["yes"]] - model.lm_head.weight[vocab["no"]]
         expected = torch.sigmoid(last @ weight)
     assert torch.allclose(reranker.score(ours), expected, atol=1e-6)
+
+
+M2KR_INSTRUCTION = "Identify the person in the image and retrieve the document that describes them."
+
+
+@pytest.mark.parametrize("default_instruction", [False, True])
+def test_reranker_gives_each_query_its_own_instruction_as_the_authors_evaluation(qwen_reranker, default_instruction):
+    """eval_reranker.py passes each query's own instruction (:91, :131-135), the default where it is empty (QR:351);
+    --default-instruction gives every pair the default."""
+    import torch
+    from transformers import AutoProcessor
+
+    from mmrhub.retrieve.options import ModelSettings
+    from mmrhub.retrieve.rerank.model import Reranker
+
+    asked = ModelSettings(row_instructions=False if default_instruction else None)
+    settings = asked.resolve(str(qwen_reranker), "reranker")
+    assert settings.row_instructions is not default_instruction
+    reranker = Reranker(str(qwen_reranker), settings)
+    assert reranker.identity["row_instructions"] is not default_instruction
+    (query1, document1), (query2, document2) = pairs_of_two_lengths()
+    own = [M2KR_INSTRUCTION, ""]  # the second row has none: the default
+    rows = [(Row(*query1, own[0]), document1), (Row(*query2, own[1]), document2)]
+    ours = reranker.collate()(rows)
+    default = QWEN3_VL_RERANKER.query_instruction
+    processor = AutoProcessor.from_pretrained(qwen_reranker)
+    theirs = authors_inputs(
+        processor, pairs_of_two_lengths(), [default] * 2 if default_instruction else [own[0], default]
+    )
+    for key in ("input_ids", "attention_mask", "image_grid_thw"):
+        assert torch.equal(ours[key], theirs[key]), key
+    assert torch.allclose(ours["pixel_values"], theirs["pixel_values"])
+    rendered = processor.tokenizer.decode(ours["input_ids"][0], skip_special_tokens=False)
+    assert f"<Instruct>: {default if default_instruction else M2KR_INSTRUCTION}<Query>:" in rendered
+    # a batch of one instruction goes the one-prompt way: the same inputs
+    alone = reranker.collate()(rows[:1])
+    assert torch.equal(alone["input_ids"][0], ours["input_ids"][0][-alone["input_ids"].shape[1] :])
+
+
+@pytest.mark.slow  # two reranks of the M2KR sample
+def test_rerank_of_m2kr_records_which_instruction_it_gave(tmp_path, qwen_reranker, capsys):
+    from mmrhub.benchmarks import M2KR
+    from mmrhub.commands.rerank import build_parser
+    from mmrhub.commands.rerank import rerank_options
+    from mmrhub.retrieve.rerank.pipeline import run
+
+    candidates = M2KR.sample_dir / "baseline" / "simulated_top5.json"
+    argv = ["m2kr", "--candidates", str(candidates), "--model", str(qwen_reranker), "--top-n", "1"]
+    argv += ["--num-workers", "0", "--no-cache", "--no-eval"]
+    assert run(rerank_options(build_parser().parse_args([*argv, "--output", str(tmp_path / "own.json")]))) == 0
+    meta = json.loads((tmp_path / "own.json.meta.json").read_text())
+    assert meta["settings"]["row_instructions"] is True
+    assert meta["instruction"].startswith("each query's own 'instruction' (the preset's, as QwenLM's eval_reranker.py")
+    assert meta["settings"]["sources"]["row_instructions"].startswith("ER:91")
+    assert "[rerank] <Instruct>: each query's own 'instruction'" in capsys.readouterr().out
+    argv += ["--default-instruction", "--output", str(tmp_path / "default.json")]
+    assert run(rerank_options(build_parser().parse_args(argv))) == 0
+    meta = json.loads((tmp_path / "default.json.meta.json").read_text())
+    assert meta["settings"]["row_instructions"] is False and meta["options"]["settings"]["row_instructions"] is False
+    assert meta["instruction"] == repr(QWEN3_VL_RERANKER.query_instruction)
+    own, default = json.loads((tmp_path / "own.json").read_text()), json.loads((tmp_path / "default.json").read_text())
+    assert [entry["ranked"][0]["score"] for entry in own] != [entry["ranked"][0]["score"] for entry in default]
 
 
 def test_rerank_and_its_metadata_with_the_preset(tmp_path, qwen_reranker, capsys):

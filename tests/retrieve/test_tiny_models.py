@@ -38,6 +38,8 @@ def test_the_script_writes_models_that_retrieve_runs_on(tmp_path, capsys, monkey
         else made["embedding"].endswith("chinese-clip-tiny")
     )
     assert "mmrhub retrieve mipr" in done.stdout and "mmrhub baseline mipr" in done.stdout
+    assert f"mmrhub retrieve m2kr --preset preflmr --model {made['preflmr']} --image-processor" in done.stdout
+    assert json.loads((tmp_path / made["preflmr"] / "config.json").read_text())["model_type"] == "flmr"
     assert all((tmp_path / made[role] / RANDOM_WEIGHTS).is_file() for role in ("embedding", "reranker"))
     model = tmp_path / made["embedding"]
     capsys.readouterr()

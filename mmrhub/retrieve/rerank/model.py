@@ -7,6 +7,8 @@ logit of "yes" against "no".
 """
 
 import os
+from typing import Any
+from typing import NamedTuple
 
 import torch
 
@@ -30,6 +32,14 @@ def model_input(row, prepare_image):
     row_id, text, image = row[0], row[1], row[2]
     image = prepare_image(row_id, image)
     return {"image": image, "text": text} if text else image
+
+
+class Side(NamedTuple):
+    """One side of a pair, prepared: the CrossEncoder's input, and the instruction of its row (a query's own,
+    where the preset takes rows' instructions and the row has one; else None: the run's instruction)."""
+
+    input: Any  # an image, or {"image": ..., "text": ...}
+    instruction: str | None = None
 
 
 class PairCollate:
@@ -110,6 +120,9 @@ class Reranker:
         self.prompt = settings.query_instruction
         # The prompt predict() would use: ours, else the model's default one.
         self.resolved_prompt = self.model._resolve_prompt(self.prompt, None)
+        # Each query's own instruction in its <Instruct>: line (M2KR's), as QwenLM's evaluation passes it
+        # (presets.QWEN3_VL_RERANKER's sources); a chat model's system turn holds it.
+        self.row_instructions = bool(self.chat and settings.row_instructions)
         self.max_length = settings.max_length if self.chat else None
         self.compact = Compact.for_model(module, device, dtype) if self.chat else None
         self.identity = {
@@ -118,6 +131,7 @@ class Reranker:
             "dtype": str(dtype),
             "max_length": settings.max_length if self.chat else self.model.max_seq_length,
             "prompt": self.prompt,
+            "row_instructions": self.row_instructions,
             "image": image_identity(self.prepare_image, module) if self.chat else None,
             "exif_orientation": self.orientation,
             "activation": type(self.model.activation_fn).__name__,
@@ -133,32 +147,54 @@ class Reranker:
         tokenizer = getattr(self.model[0], "tokenizer", None)
         return [tokenizer] if tokenizer is not None else []
 
-    def prepared(self, row):
-        """One side of a pair, as the CrossEncoder takes it: its image prepared (``prepare_image``), with its text."""
-        return model_input(row, self.prepare_image)
+    def prepared(self, row) -> Side:
+        """One side of a pair, as the CrossEncoder takes it: its image prepared (``prepare_image``), with its text,
+        and its row's own instruction where the run takes them."""
+        own = getattr(row, "instruction", None) if self.row_instructions else None
+        return Side(model_input(row, self.prepare_image), own or None)  # as given; empty: the run's (QR:351)
 
     def features(self, pairs: list):
-        """Prepared (query, candidate) pairs as the model's inputs: each fitted to the token budget, then the
-        model's processor (chat template, patching, tokenising), as ``CrossEncoder.predict`` preprocesses them."""
+        """Prepared (query, candidate) ``Side`` pairs as the model's inputs: each fitted to the token budget, then
+        the model's processor (chat template, patching, tokenising), as ``CrossEncoder.predict`` preprocesses them
+        with the instruction as its prompt: the run's, or each query's own (QR:383, QR:346-351)."""
+        prompts = [query.instruction or self.resolved_prompt for query, _ in pairs]
+        pairs = [(query.input, candidate.input) for query, candidate in pairs]
         if self.max_length:
-            pairs = [self.fit(pair) for pair in pairs]
-        features = self.model.preprocess(pairs, prompt=self.resolved_prompt)
+            pairs = [self.fit(pair, prompt) for pair, prompt in zip(pairs, prompts)]
+        if len(set(prompts)) == 1:
+            features = self.model.preprocess(pairs, prompt=prompts[0])
+        else:  # queries with their own instructions: each pair's conversation with its own system turn
+            features = self.model.preprocess(self._conversations(pairs, prompts))
         return self.compact(features) if self.compact is not None else features
 
-    def fit(self, pair):
-        """A pair whose rendered conversation fits the token budget: the candidate's text cut first, then the
-        query's; images kept."""
+    def _conversations(self, pairs: list, prompts: list) -> list:
+        """Each pair as the conversation ``preprocess`` makes of it (query and document turns), its own prompt
+        prepended as the system turn, as ``preprocess(pairs, prompt=...)`` prepends one prompt to all."""
+        formatter = self.model[0].input_formatter
+        conversations = []
+        for pair, prompt in zip(pairs, prompts):
+            modality, inputs, _ = formatter.parse_inputs([pair])
+            if modality != "message":
+                modality, inputs = formatter.batch_to_message(modality, inputs)
+            messages = inputs["message"]
+            conversations += formatter.prepend_prompt_to_messages(messages, prompt) if prompt else messages
+        return conversations
+
+    def fit(self, pair, prompt=None):
+        """A pair whose rendered conversation fits the token budget with ``prompt`` (default: the run's): the
+        candidate's text cut first, then the query's; images kept."""
+        prompt = prompt or self.resolved_prompt
         texts = [item["text"] if isinstance(item, dict) else None for item in pair]
         module = self.model[0]
         images = most_image_tokens(module.processor, len(pair), self.settings.max_pixels)
-        if surely_fits(module.tokenizer, [*texts, self.resolved_prompt], images, self.max_length):
+        if surely_fits(module.tokenizer, [*texts, prompt], images, self.max_length):
             return pair
 
         def rebuilt(texts):
             return tuple(with_text(item, text) if isinstance(item, dict) else item for item, text in zip(pair, texts))
 
         def length_of(texts):
-            return self.model.preprocess([rebuilt(texts)], prompt=self.resolved_prompt)["input_ids"].shape[1]
+            return self.model.preprocess([rebuilt(texts)], prompt=prompt)["input_ids"].shape[1]
 
         return rebuilt(fitted(length_of, texts, module.tokenizer, self.max_length, "a (query, candidate) pair"))
 

@@ -12,9 +12,11 @@ import torch
 from tqdm.auto import tqdm
 
 from mmrhub.retrieve import distributed
+from mmrhub.retrieve.data_loading import INSTRUCTION_COLUMN
 from mmrhub.retrieve.data_loading import Items
 from mmrhub.retrieve.data_loading import LoadedSide
 from mmrhub.retrieve.data_loading import fingerprint
+from mmrhub.retrieve.data_loading import has_instructions
 from mmrhub.retrieve.data_loading import load_both_sides
 from mmrhub.retrieve.data_loading import worker_context
 from mmrhub.retrieve.distributed import resolve_dtype
@@ -70,6 +72,8 @@ def _run(options: RerankOptions, context) -> int:
     settings = options.settings.resolve(options.model, "reranker")
     reranker = Reranker(options.model, settings, revision=options.revision, device=context.device, dtype=dtype)
     phases.done("load model", 0, started, f" (CrossEncoder: {options.model})")
+    instruction = instruction_used(reranker, queries)
+    phases.say(f"[rerank] <Instruct>: {instruction}")
 
     cache = ScoreCache(runtime.cache_dir, reranker.identity, fingerprints) if runtime.use_cache else None
     all_chunks = chunks(pools, options.chunk_queries, options.top_n)
@@ -99,6 +103,7 @@ def _run(options: RerankOptions, context) -> int:
         options.model,
         reranker.identity,
         settings,
+        instruction=instruction,
         options=options_record(options),
         data=data_record(data, queries, corpus, fingerprint),
         **candidates_record(options.candidates),
@@ -107,6 +112,16 @@ def _run(options: RerankOptions, context) -> int:
     phases.say(f"Run written to {output} ({len(queries.ids):,} queries; pools of {options.candidates} kept).")
     score_and_record(options, truth, output, settings, context, dtype, phases)
     return 0
+
+
+def instruction_used(reranker, queries: LoadedSide) -> str:
+    """What the pairs' <Instruct>: line held, in words: each query's own instruction, or the run's one."""
+    if reranker.row_instructions and has_instructions(queries.dataset):
+        return (
+            f"each query's own '{INSTRUCTION_COLUMN}' (the preset's, as QwenLM's eval_reranker.py passes it; "
+            f"rows without one: {reranker.resolved_prompt!r})"
+        )
+    return repr(reranker.resolved_prompt)
 
 
 def score_chunks(
@@ -138,7 +153,7 @@ def score_chunks(
     started = time.perf_counter()
     orientation = reranker.orientation
     items = PairBatches(
-        Items(queries.dataset, queries.table, orientation),
+        Items(queries.dataset, queries.table, orientation, instructions=reranker.row_instructions),
         Items(corpus.dataset, corpus.table, orientation),
         work,
         reranker,

@@ -6,6 +6,7 @@ import io
 import json
 
 from mmrhub.declaration import Benchmark
+from mmrhub.declaration import PublishedBaseline
 from mmrhub.scoring.published_table import as_published
 from mmrhub.scoring.published_table import published_target
 from mmrhub.terminal import printable
@@ -190,6 +191,22 @@ def beside_published(rows: list, benchmark: Benchmark) -> str:
         deltas = [None if value is None else value - published[m] for value, m in zip(ours, measures)]
         lines.append(["difference", *(_number(delta, sign=True) for delta in deltas)])
     return f"Beside {published_target(benchmark).name}:\n{markdown(lines)}"
+
+
+def beside_baseline(row, baseline: PublishedBaseline) -> str:
+    """Our scored ``row`` and the source document's baseline row, and ours minus theirs (x100), under the line
+    naming the document."""
+    measures = [measure for measure, _ in baseline.row]
+    theirs = dict(baseline.row)
+    ours = [as_published(row.result[measure]) for measure in measures]
+    deltas = [None if value is None else value - theirs[m] for value, m in zip(ours, measures)]
+    lines = [
+        ["System", *measures],
+        [f"{printable(row.name)} (ours)", *(_number(value) for value in ours)],
+        [f"{baseline.name} ({baseline.source})", *(f"{theirs[m]:.1f}" for m in measures)],
+        ["difference", *(_number(delta, sign=True) for delta in deltas)],
+    ]
+    return f"Beside {baseline.source}'s row:\n{markdown(lines)}"
 
 
 def _number(value, sign: bool = False) -> str:

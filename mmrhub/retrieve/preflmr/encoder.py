@@ -1,0 +1,150 @@
+"""PreFLMR behind the pipeline's encoder protocol (``mmrhub/retrieve/encoders.py``): ``collate(role)`` is what the
+DataLoader workers run (texts built and tokenised, masks computed, images through the CLIP image processor: ready
+tensors), ``encode(batch, role)`` runs the model in the main process and returns token vectors with their kept-mask:
+queries ((B, Tq, dim) float32, (B, Tq) bool), passages ((B, Tp, dim) float32, (B, Tp) bool, Tp the batch's longest).
+Vectors are unit length and zero where the mask is False. The search (``maxsim.py``) keeps the kept tokens and casts
+passages to half on a GPU as the authors do (modeling_flmr.py:1338-1339).
+"""
+
+import os
+
+import torch
+
+from mmrhub.retrieve.images import EXIF_IGNORE
+from mmrhub.retrieve.preflmr import inputs
+from mmrhub.retrieve.preflmr.checkpoint import checkpoint_folder
+from mmrhub.retrieve.preflmr.checkpoint import load_tokenizers
+from mmrhub.retrieve.preflmr.checkpoint import load_weights
+from mmrhub.retrieve.preflmr.config import read_config
+from mmrhub.retrieve.preflmr.model import PreFLMRModel
+
+QUERIES = "queries"
+CORPUS = "corpus"
+PASSAGE_PADDING = "the batch's longest (the authors pad to doc_maxlen; kept tokens' vectors are the same)"
+
+
+class QueryCollate:
+    """Runs in the workers: each row's query text, tokens, kept-mask and pixel values."""
+
+    def __init__(self, tokenizer, image_processor, maxlen: int, instruction_token, skip_ids, with_image: bool):
+        self.tokenizer, self.image_processor = tokenizer, image_processor
+        self.maxlen, self.instruction_token, self.skip_ids = maxlen, instruction_token, tuple(skip_ids)
+        self.instruction_id = inputs.instruction_id(tokenizer, instruction_token)
+        self.with_image = with_image
+
+    def __call__(self, rows) -> dict:
+        """A batch of ``Row``s as the query encoder's inputs."""
+        texts = [inputs.query_text(row.instruction, row.text, self.instruction_token) for row in rows]
+        ids, attention = inputs.query_tokens(self.tokenizer, texts, self.maxlen)
+        batch = {
+            "ids": [row.id for row in rows],
+            "input_ids": ids,
+            "attention_mask": attention,
+            "token_mask": inputs.query_mask(ids, self.instruction_id, self.skip_ids),
+            "pixel_values": None,
+        }
+        if self.with_image:
+            images = [inputs.query_image(row.image) for row in rows]
+            batch["pixel_values"] = self.image_processor(images=images, return_tensors="pt")["pixel_values"]
+        return batch
+
+
+class PassageCollate:
+    """Runs in the workers: each passage's tokens and kept-mask (passages are text only)."""
+
+    def __init__(self, tokenizer, maxlen: int, skip_ids):
+        self.tokenizer, self.maxlen, self.skip_ids = tokenizer, maxlen, tuple(skip_ids)
+
+    def __call__(self, rows) -> dict:
+        """A batch of ``Row``s as the passage encoder's inputs."""
+        ids, attention = inputs.passage_tokens(self.tokenizer, [row.text or "" for row in rows], self.maxlen)
+        return {
+            "ids": [row.id for row in rows],
+            "input_ids": ids,
+            "attention_mask": attention,
+            "token_mask": inputs.passage_mask(ids, self.skip_ids),
+        }
+
+
+class PreFLMREncoder:
+    """A PreFLMR checkpoint (a folder or a Hub id) with its tokenizers and CLIP image processor."""
+
+    backend = "preflmr"
+    row_instructions = True  # each query's own instruction starts its text (inputs.query_text)
+    orientation = EXIF_IGNORE  # the authors open image files with PIL alone (example_use_preflmr.py:291)
+
+    def __init__(self, model_id: str, image_processor=None, device="cpu", dtype=torch.float32, revision=None):
+        from mmrhub.retrieve.provenance import model_identity
+
+        folder = checkpoint_folder(model_id, revision)
+        self.config = read_config(folder)
+        self.query_tokenizer, self.context_tokenizer = load_tokenizers(folder)
+        self.image_processor_name = image_processor or self.config.vision_model_version
+        self.image_processor = load_image_processor(self.image_processor_name)
+        self.device, self.dtype = torch.device(device), dtype
+        with torch.device(self.device):
+            model = PreFLMRModel(self.config)
+        load_weights(model, folder)
+        self.model = model.to(dtype).eval()
+        self.passage_skip_ids = inputs.punctuation_ids(self.context_tokenizer) if self.config.mask_punctuation else []
+        self.identity = {
+            "backend": self.backend,
+            "model": model_identity(str(folder) if os.path.isdir(model_id) else model_id, revision),
+            "dtype": str(dtype),
+            "image_processor": self.image_processor_name,
+            "config": self.config.describe(),
+            "passage_padding": PASSAGE_PADDING,
+            "exif_orientation": self.orientation,
+            "similarity": "float32 unit token vectors; MaxSim summed over the query's kept tokens",
+        }
+
+    def collate(self, role: str):
+        """The DataLoader's collate for ``role`` (picklable: tokenisers, processor and plain settings)."""
+        if role == QUERIES:
+            return QueryCollate(
+                self.query_tokenizer,
+                self.image_processor,
+                self.config.query_maxlen,
+                self.config.mask_instruction_token,
+                self.config.query_skip_ids,
+                self.config.query_vision,
+            )
+        return PassageCollate(self.context_tokenizer, self.config.doc_maxlen, self.passage_skip_ids)
+
+    def reads_images(self, role: str) -> bool:
+        """Whether ``role``'s images are read: queries' where the config concatenates image tokens; passages are
+        text (``passage_content``, example_use_preflmr.py:226)."""
+        return role == QUERIES and self.config.query_vision
+
+    def tokenizers(self) -> list:
+        """The tokenisers its texts go through (for the unknown-token check)."""
+        return [self.query_tokenizer, self.context_tokenizer]
+
+    @torch.inference_mode()
+    def encode(self, batch, role: str) -> tuple:
+        """One collated batch -> (token vectors, kept-mask) on the device."""
+        ids = batch["input_ids"].to(self.device, non_blocking=True)
+        attention = batch["attention_mask"].to(self.device, non_blocking=True)
+        mask = batch["token_mask"].to(self.device, non_blocking=True)
+        if role == QUERIES:
+            pixels = batch["pixel_values"]
+            if pixels is not None:
+                pixels = pixels.to(self.device, self.dtype, non_blocking=True)
+            return self.model.query(ids, attention, mask, pixels)
+        return self.model.passages(ids, attention, mask)
+
+
+def load_image_processor(name_or_folder: str):
+    """The CLIP image processor the authors' example loads (``AutoImageProcessor``, example_use_preflmr.py:250),
+    as transformers' PIL implementation: the one transformers 4.49 gave them, whose resizing the torchvision one
+    does not repeat exactly."""
+    from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
+
+    return CLIPImageProcessorPil.from_pretrained(name_or_folder)
+
+
+def build_preflmr_encoder(
+    model_id_or_folder: str, image_processor=None, device="cpu", dtype=torch.float32, revision=None
+):
+    """The PreFLMR encoder the ``preflmr`` preset runs."""
+    return PreFLMREncoder(model_id_or_folder, image_processor, device, dtype, revision)

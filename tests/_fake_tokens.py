@@ -1,0 +1,89 @@
+"""A small multi-vector model for the pipeline tests, standing in for PreFLMR behind the same interface: each word of
+a text (a query's instruction first) is a unit vector made from the word's hash, a query's image two tokens made from
+its mean colour; padding tokens are noise, never kept. Everything is computed in ``collate`` (the DataLoader workers);
+``encode`` moves it to the device. ``install()`` puts it behind ``--preset preflmr``."""
+
+import zlib
+
+import numpy as np
+
+DIM = 8
+
+
+def word_vector(word: str) -> np.ndarray:
+    vector = np.random.default_rng(zlib.crc32(word.encode())).standard_normal(DIM).astype(np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+def image_vectors(image) -> list:
+    mean = np.asarray(image.convert("RGB").resize((8, 8)), dtype=np.float32).mean((0, 1)) / 255
+    first = np.concatenate([mean, 1 - mean, [0.5, 0.5]]).astype(np.float32)
+    second = np.concatenate([mean[::-1], [1.0], mean, [0.0]]).astype(np.float32)
+    return [first / np.linalg.norm(first), second / np.linalg.norm(second)]
+
+
+def row_tokens(row, role: str) -> np.ndarray:
+    """The kept token vectors of one Row: (tokens, DIM)."""
+    words = (
+        ((row.instruction or "") + " " + (row.text or "")).split() if role == "queries" else (row.text or "").split()
+    )
+    vectors = [word_vector(word) for word in words]
+    if role == "queries" and row.image is not None:
+        vectors = image_vectors(row.image) + vectors
+    return np.stack(vectors or [word_vector("[empty]")])
+
+
+class Collate:
+    """Rows -> padded vectors (noise where not kept) and the kept mask."""
+
+    def __init__(self, role: str):
+        self.role = role
+
+    def __call__(self, rows):
+        import torch
+
+        tokens = [row_tokens(row, self.role) for row in rows]
+        width = max(len(t) for t in tokens) + 1  # at least one padding token per row
+        noise = np.random.default_rng(len(rows)).standard_normal((len(rows), width, DIM)).astype(np.float32)
+        kept = np.zeros((len(rows), width), dtype=bool)
+        for i, t in enumerate(tokens):
+            noise[i, : len(t)] = t
+            kept[i, : len(t)] = True
+        return {"ids": [row.id for row in rows], "vectors": torch.from_numpy(noise), "kept": torch.from_numpy(kept)}
+
+
+class FakeTokens:
+    """The model: ``collate(role)``, ``encode(batch, role)``, as PreFLMR's encoder."""
+
+    def __init__(self, device, image_processor):
+        self.device = device
+        self.image_processor_name = image_processor
+
+    def collate(self, role: str):
+        return Collate(role)
+
+    def encode(self, batch, role: str):
+        return batch["vectors"].to(self.device), batch["kept"].to(self.device)
+
+
+def build_preflmr_encoder(model_id, image_processor=None, device="cpu", dtype=None, revision=None):
+    """What ``mmrhub.retrieve.preflmr.encoder.build_preflmr_encoder`` returns, for this model."""
+    return FakeTokens(device, image_processor)
+
+
+def install(monkeypatch=None):
+    """Build this model wherever PreFLMR's would be built (the rest of the pipeline, ``multi_vector`` included,
+    stays as it is)."""
+    from mmrhub.retrieve.preflmr import encoder
+
+    if monkeypatch is None:
+        encoder.build_preflmr_encoder = build_preflmr_encoder
+    else:
+        monkeypatch.setattr(encoder, "build_preflmr_encoder", build_preflmr_encoder)
+
+
+def brute_force(rows_q, rows_c) -> np.ndarray:
+    """Every (query, passage) MaxSim of the fake's vectors, with numpy: (queries, passages) float64."""
+    queries = [row_tokens(row, "queries").astype(np.float64) for row in rows_q]
+    passages = [row_tokens(row, "corpus").astype(np.float64) for row in rows_c]
+    return np.array([[(q @ p.T).max(1).sum() for p in passages] for q in queries])
