@@ -5,6 +5,7 @@
     python bench/gpu_check.py vectors RUN [--cache-dir DIR]      fails on NaN or constant vectors / scores
     python bench/gpu_check.py phase LABEL STATS_JSON UTIL_CSV --estimate RATE
     python bench/gpu_check.py preflmr --device cuda [--smoke]   PreFLMR ViT-G encoders and MaxSim over 47,318
+    python bench/gpu_check.py preflmr-setup WORK --size vit-g --passages N --queries N   checkpoint + M2KR data
     python bench/gpu_check.py summary                           the table and $OUT/summary.json
 
 Every measured rate goes to ``$SUMMARY`` (JSON Lines) beside the estimate of ``bench/flop_model.py`` for the exact
@@ -431,6 +432,19 @@ def maxsim(args, device, sync) -> None:
     )
 
 
+def preflmr_setup(args) -> None:
+    """A random PreFLMR checkpoint of ``size`` (``build_preflmr``) in WORK/preflmr, and synthetic M2KR data of the
+    real layout (bench/make_m2kr_synthetic.py: tables, query zip, split screenshot zip) in WORK/m2kr-real."""
+    import make_m2kr_synthetic
+    from tiny_models import build_preflmr
+
+    work, started = Path(args.work), time.perf_counter()
+    device = None if args.device == "cpu" else args.device
+    build_preflmr(work / "preflmr", size=args.size, device=device)
+    print(f"PreFLMR {args.size} random: built and saved in {time.perf_counter() - started:.0f} s", flush=True)
+    make_m2kr_synthetic.make(work / "m2kr-real", queries=args.queries, passages=args.passages)
+
+
 def summary(args) -> None:
     """The table of every measured figure beside its estimate, and ``summary.json`` beside the log."""
     rows = [json.loads(line) for line in open(os.environ["SUMMARY"], encoding="utf-8") if line.strip()]
@@ -492,6 +506,12 @@ def main(argv=None) -> None:
     preflmr.add_argument("--passage-batch", type=int, default=128)
     preflmr.add_argument("--query-batch", type=int, default=64)
     preflmr.add_argument("--maxsim-queries", type=int, default=64)
+    setup = commands.add_parser("preflmr-setup")
+    setup.add_argument("work")
+    setup.add_argument("--size", default="vit-g")
+    setup.add_argument("--device", default="cuda")
+    setup.add_argument("--passages", type=int, default=2048)
+    setup.add_argument("--queries", type=int, default=256)
     final = commands.add_parser("summary")
     final.add_argument("output")
     args = parser.parse_args(argv)
@@ -501,6 +521,7 @@ def main(argv=None) -> None:
         "vectors": check_vectors,
         "phase": report_phase,
         "preflmr": run_preflmr,
+        "preflmr-setup": preflmr_setup,
         "summary": summary,
     }[args.command](args)
 

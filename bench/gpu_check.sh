@@ -33,7 +33,9 @@ if [ "$SMOKE" = 1 ]; then
   M2KR_QUERIES=${M2KR_QUERIES:-4} RERANK_QUERIES=${RERANK_QUERIES:-2} BATCH=${BATCH:-8} M2KR_BATCH=${M2KR_BATCH:-4}
   RERANK_BATCH=${RERANK_BATCH:-8} FEED_ITEMS=${FEED_ITEMS:-4} BUDGET=${BUDGET:-900} WORKERS=${WORKERS:-1}
   PREFLMR_ARGS="--smoke --passage-batch 8 --query-batch 4 --maxsim-queries 2" PIXELS="--max-pixels 65536"
+  PREFLMR_SIZE=tiny PREFLMR_PASSAGES=${PREFLMR_PASSAGES:-32} PREFLMR_QUERIES=${PREFLMR_QUERIES:-8}
 fi
+PREFLMR_SIZE=${PREFLMR_SIZE:-vit-g} PREFLMR_PASSAGES=${PREFLMR_PASSAGES:-4096} PREFLMR_QUERIES=${PREFLMR_QUERIES:-512}
 PREFLMR_ARGS=${PREFLMR_ARGS:-} PIXELS=${PIXELS:-}  # the preset's image budget, unless smoke
 DEVICE=${DEVICE:-cuda} FIRST=${FIRST:-2b} LATER=${LATER-8b} BUDGET=${BUDGET:-540}
 CORPUS=${CORPUS:-2048} QUERIES=${QUERIES:-256} M2KR_CORPUS=${M2KR_CORPUS:-256} M2KR_QUERIES=${M2KR_QUERIES:-64}
@@ -53,16 +55,21 @@ export PYTHONUNBUFFERED=1 SUMMARY="$WORK/summary.jsonl" STEPS="$WORK/steps.jsonl
 : > "$SUMMARY"
 : > "$STEPS"
 
-# This checkout installed (not editable) into $SITE, with the carried wheels where `datasets` is missing.
-WHEEL_FILES=()
+# Into $SITE: the carried wheels where `datasets` is missing, and this checkout (not editable: its package maps
+# data/ and metrics/ into mmrhub) unless this interpreter already runs it from here (an editable install).
+INSTALL=()
 if ! "$PYTHON" -c "import datasets" 2>/dev/null; then
   compgen -G "$WHEELS/*.whl" > /dev/null \
     || { echo "gpu_check: no datasets here and no $WHEELS/ to install it from (bash bench/gpu_wheels.sh; carry .whl)"; exit 2; }
-  WHEEL_FILES=("$WHEELS"/*.whl)
+  INSTALL=("$WHEELS"/*.whl)
 fi
+HERE=$("$PYTHON" -c "import mmrhub.data, os; print(os.path.dirname(os.path.dirname(mmrhub.__file__)))" 2>/dev/null || true)
+[ "$HERE" = "$PWD" ] || INSTALL+=(.)
 rm -rf "$SITE"
-"$PYTHON" -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --target "$SITE" . "${WHEEL_FILES[@]}" \
-  || { echo "gpu_check: could not install this checkout into $SITE"; exit 2; }
+if [ ${#INSTALL[@]} -gt 0 ]; then
+  "$PYTHON" -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --target "$SITE" "${INSTALL[@]}" \
+    || { echo "gpu_check: could not install ${INSTALL[*]} into $SITE"; exit 2; }
+fi
 export PYTHONPATH="$SITE:$PWD/scripts${PYTHONPATH:+:$PYTHONPATH}"
 ENVIRONMENT=$("$PYTHON" - <<'EOF'
 import json, platform
@@ -141,10 +148,17 @@ fi
 # 2. PreFLMR ViT-G: its encoders, MaxSim over 47,318 passages, and the pipeline once the preset exists.
 # shellcheck disable=SC2086
 step "preflmr vit-g encoders + maxsim" 150 "${HELPER[@]}" preflmr --device "$DEVICE" $PREFLMR_ARGS
-if "$PYTHON" -c "from tiny_models import build_preflmr" 2>/dev/null; then
-  step "preflmr pipeline" 150 bash bench/gpu_preflmr_pipeline.sh
-else
-  echo "== preflmr pipeline: skipped (scripts/tiny_models.py has no build_preflmr on this branch)"
+# The pipeline itself (`--preset preflmr`: workers, packed corpus, exact MaxSim) on synthetic M2KR of the real layout.
+if step "build preflmr $PREFLMR_SIZE + m2kr data" 150 "${HELPER[@]}" preflmr-setup "$WORK" --size "$PREFLMR_SIZE" \
+  --device "$DEVICE" --passages "$PREFLMR_PASSAGES" --queries "$PREFLMR_QUERIES" 2> >(quiet >&2); then
+  if step "preflmr $PREFLMR_SIZE m2kr pipeline" 150 "$PYTHON" scripts/embed_retrieve.py m2kr --data-dir "$WORK/m2kr-real" \
+    --model "$WORK/preflmr" --preset preflmr --image-processor "$WORK/preflmr/clip-image-processor" --device "$DEVICE" \
+    --num-workers "$WORKERS" --no-cache --no-eval --top-k 100 --output "$WORK/run-preflmr.json" \
+    --stats-json "$WORK/stats-preflmr.json" 2> >(quiet >&2); then
+    "${HELPER[@]}" phase "preflmr $PREFLMR_SIZE m2kr" "$WORK/stats-preflmr.json" "$WORK/util.csv"
+    step "scores preflmr" 60 "${HELPER[@]}" vectors "$WORK/run-preflmr.json"
+  fi
+  rm -rf "$WORK/preflmr"
 fi
 
 # 3. The 2B reranker.
@@ -172,3 +186,6 @@ fi
 
 echo "== measured beside bench/flop_model.py ($(( $(date +%s) - START )) s in all) =="
 "$PYTHON" bench/gpu_check.py summary "$OUT/summary.json"
+RC=$?
+sleep 2  # lets tee write the log's last lines before the call returns
+exit $RC
