@@ -348,13 +348,14 @@ def run_preflmr(args) -> None:
         spread_check("PreFLMR passage vectors", passages().float()[:, 0].cpu().numpy())
         parts.clear()  # frees the encoders before MaxSim
     peak = torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else None
+    layout = "tiny" if args.smoke else "vit-g"
     for name, estimate, size in (
         ("passages/s", flop_model.preflmr_passage().per_second(), batch),
         ("queries/s", flop_model.preflmr_query().per_second(), queries_n),
     ):
         summary_row(
             {
-                "label": f"preflmr vit-g {name.split('/')[0]} (encoders, {str(dtype)[6:]}, batch {size})",
+                "label": f"preflmr {layout} {name.split('/')[0]} (encoders, {str(dtype)[6:]}, batch {size})",
                 "rate": results[name],
                 "unit": name,
                 "estimate": None if args.smoke else estimate,
@@ -412,12 +413,13 @@ def maxsim(args, device, sync) -> None:
         sync()
         seconds = time.perf_counter() - started
     spread_check("MaxSim top-100 scores", scores.cpu().numpy().T)
+    kind = str(packed.vectors.dtype).replace("torch.", "")
     mean_tokens = total / passages
     estimate = flop_model.maxsim_seconds_per_query(passages, mean_tokens)["seconds"]
     per_query = seconds / args.maxsim_queries
     summary_row(
         {
-            "label": f"maxsim exact top-100 over {passages:,} passages ({mean_tokens:.0f} kept tokens each, fp16)",
+            "label": f"maxsim exact top-100 over {passages:,} passages ({mean_tokens:.0f} kept tokens each, {kind})",
             "rate": 1 / per_query,
             "unit": "queries/s",
             "estimate": None if args.smoke else 1 / estimate,

@@ -600,5 +600,6 @@ def test_the_gpu_check_runs_its_plumbing_on_cpu(tmp_path):
     assert {step["status"] for step in summary["steps"]} == {"ok"}
     measured = {row["label"].split(" (")[0] for row in summary["measured"]}
     assert {"embed tiny mipr, embed corpus", "embed tiny m2kr, embed queries", "rerank tiny mipr, rerank"} <= measured
-    assert {"preflmr vit-g passages", "preflmr vit-g queries"} <= measured
+    assert {"preflmr tiny passages", "preflmr tiny queries", "preflmr tiny m2kr, embed corpus"} <= measured
+    assert any(label.startswith("maxsim exact top-100 over 512 passages") for label in measured)
     assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["gpu_check.log", "summary.json"]
