@@ -147,7 +147,7 @@ fi
 
 # 2. PreFLMR ViT-G: its encoders, MaxSim over 47,318 passages, and the pipeline once the preset exists.
 # shellcheck disable=SC2086
-step "preflmr vit-g encoders + maxsim" 150 "${HELPER[@]}" preflmr --device "$DEVICE" $PREFLMR_ARGS
+step "preflmr $PREFLMR_SIZE encoders + maxsim" 150 "${HELPER[@]}" preflmr --device "$DEVICE" $PREFLMR_ARGS
 # The pipeline itself (`--preset preflmr`: workers, packed corpus, exact MaxSim) on synthetic M2KR of the real layout.
 if step "build preflmr $PREFLMR_SIZE + m2kr data" 150 "${HELPER[@]}" preflmr-setup "$WORK" --size "$PREFLMR_SIZE" \
   --device "$DEVICE" --passages "$PREFLMR_PASSAGES" --queries "$PREFLMR_QUERIES" 2> >(quiet >&2); then
