@@ -30,12 +30,17 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # last: an installed mmrhub (gpu_check.sh) comes first
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # tiny_models: the tiny checkpoint builders
 
-# README's estimates of what one H200 consumes with Qwen3-VL-Embedding-2B in bf16: MIPR items of ~700 tokens, M2KR
-# items of ~1,800 (a 1024x1408 screenshot's 1,408 image tokens and a passage) scaled from it by tokens.
-GPU_ITEMS_PER_S = {"mipr": 140, "m2kr": 55}
+import flop_model  # noqa: E402
+
+# What one H200 consumes with Qwen3-VL-Embedding-2B in bf16, by bench/flop_model.py, for this bench's items: an
+# 800x800 photo and a title, a 1024x1400 screenshot (1,408 image tokens) and a 300-word passage (~400 tokens).
+GPU_ITEMS_PER_S = {
+    "mipr": round(flop_model.qwen_embed("2b", (800, 800), flop_model.TEXT_TOKENS["mipr corpus"]).per_second()),
+    "m2kr": round(flop_model.qwen_embed("2b", (1024, 1400), 20 + 400).per_second()),
+}
 HOST_CORES = 16
 
 

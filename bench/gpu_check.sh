@@ -1,226 +1,191 @@
 #!/usr/bin/env bash
-# GPU check of the Qwen3-VL baseline, offline (nothing is downloaded), in about 10 minutes on one H200. On
-# random-weight models of the real Qwen3-VL-Embedding / -Reranker 2B and 8B configurations (built from their
-# configurations by scripts/tiny_models.py, weights drawn on the GPU in bfloat16), through the real pipeline
-# (`scripts/embed_retrieve.py`, `scripts/rerank.py`, presets on) and synthetic MIPR-shaped data (800x800 JPEG
-# products and query photos, Chinese titles), it measures:
-#   1. the feed rate: items/s the CPU prepares per worker core, the main process's share, and what all this host's
-#      cores feed (bench/feed_cpu.py, full-size images, the workers sending what they send to a bf16 CUDA model);
-#   2. embedding items/s per size (corpus and queries), with the share of 100 ms nvidia-smi samples in which the
-#      GPU was busy;
-#   3. rerank pairs/s per size (RERANK_QUERIES queries x 50 candidates), with the same;
-#   4. exact top-k TFLOP/s at MIPR's real size (bench/topk_gpu.py);
-# and prints each beside the README's estimate. Random weights: real-size compute, meaningless vectors and scores.
-# The tokenizer is byte-level without merges (the real vocabulary is not downloaded), so texts are generated short
-# enough that their token counts are the real ones' (a title of ~25 tokens); image tokens are exact.
+# GPU check, offline (nothing is downloaded), in one call of at most ~540 s on one H200. Random-weight models of
+# the real configurations (scripts/tiny_models.py; weights drawn on the GPU in bf16) through the real pipeline
+# (scripts/embed_retrieve.py, scripts/rerank.py, presets on), on synthetic data of the benchmarks' shapes:
+# MIPR (800x800 JPEG photos, Chinese titles) and M2KR-shaped items (1024x2000 PNG web-page screenshots with
+# ~500-token passages; photo queries) in MIPR's file layout. In order of value, each step bounded by `timeout`
+# and by what is left of BUDGET, so the call ends in time whatever a step does:
+#   1. Qwen3-VL-Embedding-2B: items/s embedding MIPR corpus and queries, then M2KR-shaped ones;
+#   2. PreFLMR ViT-G: passages/s and queries/s of its encoders (the real layout from transformers' parts), then
+#      exact MaxSim top-100 over 47,318 packed passages (mmrhub/retrieve/maxsim.py); and the `--preset preflmr`
+#      pipeline where scripts/tiny_models.py has build_preflmr;
+#   3. Qwen3-VL-Reranker-2B: pairs/s over 50 candidates a query;
+#   4. the CPU feed (bench/feed_cpu.py), then the 8B embedder and reranker, then exact top-k TFLOP/s, if time is left.
+# Each rate is printed beside the estimate of bench/flop_model.py for the exact shapes run, with the GPU's mean
+# utilisation (nvidia-smi every 100 ms) and torch.cuda.max_memory_allocated. A step fails on NaN or constant
+# vectors or scores. Only $OUT comes back: gpu_check.log and summary.json (every figure, estimate, step status and
+# the versions); everything else is under $WORK.
 #
-#   bench/gpu_check.sh                 env: SIZES="2b 8b" CORPUS=2048 QUERIES=256 CORPUS_8B=1024 QUERIES_8B=128
-#                                           BATCH=32 RERANK_QUERIES=32 RERANK_QUERIES_8B=16 RERANK_BATCH=16
-#                                           WORKERS=<cores - 1> OUT=bench/out/gpu PYTHON=python TOPK=1
-#   SMOKE=1 bench/gpu_check.sh         the same plumbing on CPU with the tiny layout and a few items (a check of
-#                                      this script where no GPU is; its figures mean nothing)
-set -euo pipefail
+# The lent machine's image lacks `datasets`: run `bash bench/gpu_wheels.sh` here first and carry .whl/ (under
+# 1 MB); this script installs those wheels into $SITE when `import datasets` fails there. It runs on the image's
+# transformers 5.17 and sentence-transformers 6.0.1 (see bench/gpu_wheels.sh).
+#
+#   bench/gpu_check.sh       env: BUDGET=540 OUT=bench/out/gpu WORK=/tmp/mmrhub-gpu-check PYTHON=python3
+#                                 CORPUS=2048 QUERIES=256 M2KR_CORPUS=256 M2KR_QUERIES=64 BATCH=32 M2KR_BATCH=16
+#                                 RERANK_QUERIES=16 RERANK_BATCH=16 WORKERS=<cores - 1> LATER="8b"
+#   SMOKE=1 bench/gpu_check.sh   the same steps on CPU with the tiny layout and a few items (a check of this
+#                                script where no GPU is; its figures mean nothing)
+set -uo pipefail
 cd "$(dirname "$0")/.."
 SMOKE=${SMOKE:-0}
 if [ "$SMOKE" = 1 ]; then
-  SIZES=${SIZES:-tiny} DEVICE=cpu CORPUS=${CORPUS:-64} QUERIES=${QUERIES:-8} RERANK_QUERIES=${RERANK_QUERIES:-2}
-  BATCH=${BATCH:-8} RERANK_BATCH=${RERANK_BATCH:-8} FEED_ITEMS=${FEED_ITEMS:-8} TOPK=${TOPK:-0}
+  DEVICE=cpu FIRST=tiny LATER=${LATER:-} CORPUS=${CORPUS:-48} QUERIES=${QUERIES:-8} M2KR_CORPUS=${M2KR_CORPUS:-8}
+  M2KR_QUERIES=${M2KR_QUERIES:-4} RERANK_QUERIES=${RERANK_QUERIES:-1} BATCH=${BATCH:-8} M2KR_BATCH=${M2KR_BATCH:-4}
+  RERANK_BATCH=${RERANK_BATCH:-8} FEED_ITEMS=${FEED_ITEMS:-4} BUDGET=${BUDGET:-900} WORKERS=${WORKERS:-1}
+  PREFLMR_ARGS="--smoke --passage-batch 8 --query-batch 4 --maxsim-queries 2" PIXELS="--max-pixels 65536"
+  PREFLMR_SIZE=tiny PREFLMR_PASSAGES=${PREFLMR_PASSAGES:-32} PREFLMR_QUERIES=${PREFLMR_QUERIES:-8}
 fi
-SIZES=${SIZES:-"2b 8b"} DEVICE=${DEVICE:-cuda}
-CORPUS=${CORPUS:-2048} QUERIES=${QUERIES:-256} CORPUS_8B=${CORPUS_8B:-1024} QUERIES_8B=${QUERIES_8B:-128}
-BATCH=${BATCH:-32} RERANK_QUERIES=${RERANK_QUERIES:-32} RERANK_QUERIES_8B=${RERANK_QUERIES_8B:-16}
-RERANK_BATCH=${RERANK_BATCH:-16} TOPK=${TOPK:-1}
-CORES=$(python3 -c "import os; print(len(os.sched_getaffinity(0)))")
-WORKERS=${WORKERS:-$(( CORES > 1 ? CORES - 1 : 1 ))} FEED_ITEMS=${FEED_ITEMS:-$(( WORKERS * 16 ))}
-OUT=${OUT:-bench/out/gpu} PYTHON=${PYTHON:-python}
-mkdir -p "$OUT"
-export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HOME="$OUT/hf" PYTHONPATH="$PWD:$PWD/scripts${PYTHONPATH:+:$PYTHONPATH}"
-export TOKENIZERS_PARALLELISM=false
+PREFLMR_SIZE=${PREFLMR_SIZE:-vit-g} PREFLMR_PASSAGES=${PREFLMR_PASSAGES:-4096} PREFLMR_QUERIES=${PREFLMR_QUERIES:-512}
+PREFLMR_ARGS=${PREFLMR_ARGS:-} PIXELS=${PIXELS:-}  # the preset's image budget, unless smoke
+DEVICE=${DEVICE:-cuda} FIRST=${FIRST:-2b} LATER=${LATER-8b} BUDGET=${BUDGET:-540}
+CORPUS=${CORPUS:-2048} QUERIES=${QUERIES:-256} M2KR_CORPUS=${M2KR_CORPUS:-256} M2KR_QUERIES=${M2KR_QUERIES:-64}
+BATCH=${BATCH:-32} M2KR_BATCH=${M2KR_BATCH:-16} RERANK_QUERIES=${RERANK_QUERIES:-16} RERANK_BATCH=${RERANK_BATCH:-16}
+PYTHON=${PYTHON:-python3} OUT=${OUT:-bench/out/gpu} WORK=${WORK:-/tmp/mmrhub-gpu-check} SITE=${SITE:-/tmp/site}
+WHEELS=${WHEELS:-.whl}
+CORES=$("$PYTHON" -c "import os; print(len(os.sched_getaffinity(0)))")
+WORKERS=${WORKERS:-$(( CORES > 1 ? CORES - 1 : 1 ))} FEED_ITEMS=${FEED_ITEMS:-$(( WORKERS * 4 ))}
 START=$(date +%s)
-
-# The README's estimates (keep in step with its "Embed, retrieve and score on a GPU" section): one H200, bf16,
-# 2 x parameters x tokens FLOPs at ~410 TFLOP/s (about 40% of its dense bf16 peak): ~140 MIPR items/s of ~700 tokens
-# for the 2B embedder (2.13B parameters), 36 for the 8B (8.14B), 70 and 17 pairs/s of ~1,400 tokens for the rerankers.
-ESTIMATES='{"embed 2b": 140, "embed 8b": 36, "rerank 2b": 70, "rerank 8b": 17}'
-
-if [ "$DEVICE" = cuda ]; then
-  "$PYTHON" -c "import torch; assert torch.cuda.is_available(), 'no CUDA device'" \
-    || { echo "gpu_check: needs torch with CUDA (SMOKE=1 runs the plumbing on CPU)"; exit 2; }
-  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
-fi
-"$PYTHON" -c "import torchvision, transformers, sentence_transformers, datasets" \
-  || { echo "gpu_check: needs torchvision (Qwen3-VL's processor), transformers, sentence-transformers, datasets"; exit 2; }
-
-make_data() {  # FOLDER PRODUCTS QUERIES
-"$PYTHON" - "$@" <<'EOF'
-import json, os, sys
-import numpy as np
-from PIL import Image
-folder, n_corpus, n_queries = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-rng = np.random.default_rng(0)
-for sub in ("images/product_images", "images/query_images"):
-    os.makedirs(os.path.join(folder, sub), exist_ok=True)
-# 64 distinct photo-like 800x800 JPEGs, hard-linked under every item's own name: real decoding, fast to make.
-bases = []
-for i in range(64):
-    small = rng.integers(0, 256, (16, 16, 3), dtype=np.uint8)
-    big = np.asarray(Image.fromarray(small).resize((800, 800), Image.BICUBIC), dtype=np.int16)
-    path = os.path.join(folder, f"base_{i}.jpg")
-    Image.fromarray(np.clip(big + rng.integers(-12, 13, big.shape), 0, 255).astype(np.uint8)).save(path, quality=90)
-    bases.append(path)
-def place(sub, name, i):
-    target = os.path.join(folder, sub, name)
-    if not os.path.exists(target):
-        os.link(bases[i % len(bases)], target)
-# 3 byte-level tokens a character: 8-12 characters ~ a real title's 25 tokens, 3-6 ~ a question's 12.
-chars = [chr(c) for c in range(0x4E00, 0x4E00 + 3000)]
-text = lambda lo, hi: "".join(rng.choice(chars, rng.integers(lo, hi)))
-with open(os.path.join(folder, "mipr_corpus.jsonl"), "w") as f:
-    for i in range(n_corpus):
-        place("images/product_images", f"p{i}.jpg", i)
-        f.write(json.dumps({"item_id": f"p{i}", "title": text(8, 13), "pict_url": f"p{i}.jpg",
-                            "treecate_full_path": f"c{i % 50}-x"}, ensure_ascii=False) + "\n")
-with open(os.path.join(folder, "mipr_query.jsonl"), "w") as f, open(os.path.join(folder, "mipr_annotation.jsonl"), "w") as g:
-    for i in range(n_queries):
-        place("images/query_images", f"q{i}.jpg", i * 7 + 3)
-        f.write(json.dumps({"idx": str(i), "query": text(3, 7), "image_url": f"q{i}.jpg"}, ensure_ascii=False) + "\n")
-        g.write(json.dumps({"idx": str(i), "items": [{"item_id": f"p{int(rng.integers(n_corpus))}", "final_grade": "L1"}]}) + "\n")
-EOF
-}
-
-make_candidates() {  # DATA_FOLDER CORPUS OUTPUT
-"$PYTHON" - "$@" <<'EOF'
-import json, sys
-import numpy as np
-folder, corpus, output = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-rng = np.random.default_rng(1)
-queries = [json.loads(line)["idx"] for line in open(f"{folder}/mipr_query.jsonl")]
-run = [{"qid": q, "ranked": [{"did": f"p{i}", "score": float(50 - r)}
-                             for r, i in enumerate(rng.choice(corpus, 50, replace=False))]} for q in queries]
-json.dump(run, open(output, "w"))
-EOF
-}
-
-make_models() {  # SIZE FOLDER: the embedder and the reranker, random, drawn on $DEVICE
-"$PYTHON" - "$@" "$DEVICE" <<'EOF'
-import sys, time
-from pathlib import Path
-from tiny_models import build_qwen3_vl_embedding, build_qwen3_vl_reranker
-size, folder, device = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
-device = None if device == "cpu" else device
-for name, build in (("Qwen3-VL-Embedding", build_qwen3_vl_embedding), ("Qwen3-VL-Reranker", build_qwen3_vl_reranker)):
-    started = time.perf_counter()
-    model = build(folder / f"build-{name}", size=size, device=device)
-    model.rename(folder / f"{name}-{size}-random")
-    print(f"{name}-{size}-random: built and saved in {time.perf_counter() - started:.0f} s", flush=True)
-EOF
-}
-
-# Per phase of a stats file: rate, and the share of nvidia-smi samples (every 100 ms) in which the GPU was busy.
-report() {  # LABEL STATS_JSON UTIL_CSV
-"$PYTHON" - "$@" <<'EOF'
-import json, os, sys
-from datetime import datetime
-label, stats_file, util = sys.argv[1], sys.argv[2], sys.argv[3]
-stats = json.load(open(stats_file))
-samples = []
-if os.path.exists(util):
-    for line in open(util):
-        stamp, _, value = line.rpartition(",")
-        if value.strip().isdigit():
-            samples.append((datetime.strptime(stamp.strip(), "%Y/%m/%d %H:%M:%S.%f").timestamp(), int(value)))
-with open(os.environ["SUMMARY"], "a") as summary:
-    for name, phase in stats["phases"].items():
-        if not phase.get("items_per_s"):
-            continue
-        start = phase["end"] - phase["seconds"]
-        during = [value for when, value in samples if start <= when <= phase["end"]]
-        busy = sum(value > 0 for value in during) / max(1, len(during))
-        unit = "pairs" if name == "rerank" else "items"
-        print(f"{label} {name}: {phase['items_per_s']:,.1f} {unit}/s ({phase['items']:,} {unit}, {phase['seconds']:.1f} s); "
-              f"GPU busy in {busy:.0%} of {len(during)} samples")
-        summary.write(json.dumps({"label": label, "phase": name, "rate": phase["items_per_s"], "busy": busy}) + "\n")
-EOF
-}
-
-sample_gpu() {  # CSV: nvidia-smi every 100 ms in the background (nothing on CPU)
-  if [ "$DEVICE" = cuda ]; then
-    nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$1" &
-    SMI=$!
-  else
-    : > "$1"; SMI=
-  fi
-}
-stop_gpu_samples() { [ -n "${SMI:-}" ] && kill "$SMI" 2>/dev/null || true; }
-trap stop_gpu_samples EXIT
-
-export SUMMARY="$OUT/summary.jsonl"
+RESERVE=15  # seconds kept for the summary
+mkdir -p "$OUT"
+rm -rf "$WORK"
+mkdir -p "$WORK"
+exec > >(tee "$OUT/gpu_check.log") 2>&1
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HOME="$WORK/hf" TOKENIZERS_PARALLELISM=false
+export PYTHONUNBUFFERED=1 SUMMARY="$WORK/summary.jsonl" STEPS="$WORK/steps.jsonl"
 : > "$SUMMARY"
+: > "$STEPS"
 
-echo "== feed: full-size images, $WORKERS workers (bench/feed_cpu.py) =="
-"$PYTHON" bench/feed_cpu.py --items "$FEED_ITEMS" --workers "$WORKERS" --json "$OUT/feed.json" 2>&1 \
-  | grep -v "Writing model\|Loading weights\|Generating"
-
-echo "== synthetic data =="
-make_data "$OUT/data" "$CORPUS" "$QUERIES"
-make_data "$OUT/data-8b" "$CORPUS_8B" "$QUERIES_8B"
-make_data "$OUT/rerank_data" 512 "$RERANK_QUERIES"
-make_data "$OUT/rerank_data-8b" 512 "$RERANK_QUERIES_8B"
-make_candidates "$OUT/rerank_data" 512 "$OUT/candidates.json"
-make_candidates "$OUT/rerank_data-8b" 512 "$OUT/candidates-8b.json"
-
-for SIZE in $SIZES; do
-  MODELS="$OUT/models-$SIZE"; rm -rf "$MODELS"; mkdir -p "$MODELS"
-  DATA="$OUT/data"; RDATA="$OUT/rerank_data"; CANDIDATES="$OUT/candidates.json"
-  if [ "$SIZE" = 8b ]; then DATA="$OUT/data-8b"; RDATA="$OUT/rerank_data-8b"; CANDIDATES="$OUT/candidates-8b.json"; fi
-  echo "== $SIZE: random Qwen3-VL-Embedding and -Reranker of the real configuration =="
-  make_models "$SIZE" "$MODELS"
-
-  echo "== $SIZE: embed + retrieve, batch $BATCH, $WORKERS workers =="
-  sample_gpu "$OUT/util-embed-$SIZE.csv"
-  "$PYTHON" scripts/embed_retrieve.py mipr --data-dir "$DATA" --model "$MODELS/Qwen3-VL-Embedding-$SIZE-random" \
-    --preset qwen3-vl-embedding --device "$DEVICE" --batch-size "$BATCH" --num-workers "$WORKERS" --no-cache --no-eval \
-    --top-k 50 --output "$OUT/run-$SIZE.json" --stats-json "$OUT/stats-embed-$SIZE.json" 2> >(grep -v "it/s]\|item/s]" >&2)
-  stop_gpu_samples
-  report "embed $SIZE" "$OUT/stats-embed-$SIZE.json" "$OUT/util-embed-$SIZE.csv"
-
-  echo "== $SIZE: rerank, 50 candidates a query, batch $RERANK_BATCH, $WORKERS workers =="
-  sample_gpu "$OUT/util-rerank-$SIZE.csv"
-  "$PYTHON" scripts/rerank.py mipr --data-dir "$RDATA" --candidates "$CANDIDATES" \
-    --model "$MODELS/Qwen3-VL-Reranker-$SIZE-random" --preset qwen3-vl-reranker --device "$DEVICE" \
-    --batch-size "$RERANK_BATCH" --num-workers "$WORKERS" --no-cache --no-eval \
-    --output "$OUT/rerank-$SIZE.json" --stats-json "$OUT/stats-rerank-$SIZE.json" 2> >(grep -v "pair/s]" >&2)
-  stop_gpu_samples
-  report "rerank $SIZE" "$OUT/stats-rerank-$SIZE.json" "$OUT/util-rerank-$SIZE.csv"
-  rm -rf "$MODELS"  # 2B and 8B checkpoints together would take ~40 GB of disk
-  echo "   ($(( $(date +%s) - START )) s so far)"
-done
-
-if [ "$TOPK" = 1 ] && [ "$DEVICE" = cuda ]; then
-  echo "== exact top-k at MIPR's size =="
-  "$PYTHON" bench/topk_gpu.py --dim 2048
-  "$PYTHON" bench/topk_gpu.py --dim 4096
+# Into $SITE: the carried wheels where `datasets` is missing, and this checkout (not editable: its package maps
+# data/ and metrics/ into mmrhub) unless this interpreter already runs it from here (an editable install).
+INSTALL=()
+if ! "$PYTHON" -c "import datasets" 2>/dev/null; then
+  compgen -G "$WHEELS/*.whl" > /dev/null \
+    || { echo "gpu_check: no datasets here and no $WHEELS/ to install it from (bash bench/gpu_wheels.sh; carry .whl)"; exit 2; }
+  INSTALL=("$WHEELS"/*.whl)
+fi
+HERE=$("$PYTHON" -c "import mmrhub.data, os; print(os.path.dirname(os.path.dirname(mmrhub.__file__)))" 2>/dev/null || true)
+[ "$HERE" = "$PWD" ] || INSTALL+=(.)
+rm -rf "$SITE"
+if [ ${#INSTALL[@]} -gt 0 ]; then
+  "$PYTHON" -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --target "$SITE" "${INSTALL[@]}" \
+    || { echo "gpu_check: could not install ${INSTALL[*]} into $SITE"; exit 2; }
+fi
+export PYTHONPATH="$SITE:$PWD/scripts${PYTHONPATH:+:$PYTHONPATH}"
+ENVIRONMENT=$("$PYTHON" - <<'EOF'
+import json, platform
+import torch, transformers, sentence_transformers, datasets, torchvision
+print(json.dumps({"python": platform.python_version(), "torch": torch.__version__, "torchvision": torchvision.__version__,
+                  "transformers": transformers.__version__, "sentence_transformers": sentence_transformers.__version__,
+                  "datasets": datasets.__version__, "cuda": torch.cuda.is_available(),
+                  "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}))
+EOF
+) || { echo "gpu_check: needs torch, torchvision, transformers, sentence-transformers and datasets"; exit 2; }
+export ENVIRONMENT
+echo "$ENVIRONMENT"
+if [ "$DEVICE" = cuda ]; then
+  "$PYTHON" -c "import torch; assert torch.cuda.is_available()" || { echo "gpu_check: no CUDA device (SMOKE=1 runs on CPU)"; exit 2; }
+  nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$WORK/util.csv" &
+  SMI=$!
+  trap 'kill $SMI 2>/dev/null' EXIT
+else
+  : > "$WORK/util.csv"
 fi
 
-echo "== measured beside the README's estimates ($(( $(date +%s) - START )) s in all) =="
-"$PYTHON" - "$OUT/feed.json" "$SUMMARY" "$ESTIMATES" "$WORKERS" <<'EOF'
-import json, sys
-feed_file, summary_file, estimates, workers = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
-feed = json.load(open(feed_file))
-print("| what | measured | README estimate |")
-print("|---|---:|---:|")
-for kind in ("mipr", "m2kr"):
-    run = feed.get(f"{kind} now {workers}")
-    if run:
-        print(f"| feed, {kind}: items/s with {workers} workers (main process {run['main_ms_per_item']:.1f} ms an item) "
-              f"| {run['items'] / run['wall']:,.0f} | {'>= 140' if kind == 'mipr' else '>= 55'} (what the 2B consumes) |")
-rates = {}
-for line in open(summary_file):
-    row = json.loads(line)
-    rates.setdefault(row["label"], {})[row["phase"]] = (row["rate"], row["busy"])
-for label, phases in rates.items():
-    for phase, (rate, busy) in phases.items():
-        estimate = estimates.get(label) if phase in ("embed corpus", "embed queries", "rerank") else None
-        unit = "pairs/s" if label.startswith("rerank") else "items/s"
-        print(f"| {label}, {phase}: {unit} (GPU busy {busy:.0%}) | {rate:,.1f} | {estimate if estimate else '-'} |")
-EOF
+# step NAME LIMIT COMMAND...: runs COMMAND under `timeout` for at most LIMIT s and what is left of BUDGET (less
+# the summary's reserve), records ok / failed / timed out / skipped, returns non-zero unless ok.
+step() {
+  local name=$1 limit=$2 begun status rc
+  shift 2
+  local left=$(( BUDGET - RESERVE - ($(date +%s) - START) ))
+  if (( left < 20 )); then
+    echo "== $name: skipped (${left} s of the budget left)"
+    echo "{\"step\": \"$name\", \"status\": \"skipped\", \"seconds\": 0}" >> "$STEPS"
+    return 1
+  fi
+  (( limit > left )) && limit=$left
+  echo "== $name (at most $limit s; $(( $(date +%s) - START )) s so far) =="
+  begun=$(date +%s)
+  timeout -k 5 "$limit" "$@"
+  rc=$?
+  case $rc in 0) status=ok ;; 124|137) status="timed out" ;; *) status=failed ;; esac
+  echo "{\"step\": \"$name\", \"status\": \"$status\", \"seconds\": $(( $(date +%s) - begun ))}" >> "$STEPS"
+  [ "$status" = ok ] || echo "== $name: $status (exit $rc)"
+  return $rc
+}
+HELPER=("$PYTHON" bench/gpu_check.py)
+quiet() { grep -v "it/s]\|item/s]\|pair/s]\|Writing model\|Loading weights\|Generating"; }
+
+embed() {  # SIZE KIND DATA BATCH: embed + exact top-50, the corpus cached for the vectors check
+  local size=$1 kind=$2 data=$3 batch=$4 tag="$1-$2"
+  step "embed $size $kind" 200 "$PYTHON" scripts/embed_retrieve.py mipr --data-dir "$data" \
+    --model "$WORK/models-$size/Qwen3-VL-Embedding-$size-random" --preset qwen3-vl-embedding --device "$DEVICE" $PIXELS \
+    --batch-size "$batch" --num-workers "$WORKERS" --cache-dir "$WORK/cache-$tag" --no-eval --top-k 50 \
+    --output "$WORK/run-$tag.json" --stats-json "$WORK/stats-$tag.json" 2> >(quiet >&2) || return 1
+  "${HELPER[@]}" phase "embed $size $kind" "$WORK/stats-$tag.json" "$WORK/util.csv"
+  step "vectors $size $kind" 60 "${HELPER[@]}" vectors "$WORK/run-$tag.json" --cache-dir "$WORK/cache-$tag"
+}
+
+rerank() {  # SIZE
+  local size=$1
+  step "rerank $size mipr" 200 "$PYTHON" scripts/rerank.py mipr --data-dir "$WORK/rerank" \
+    --candidates "$WORK/candidates.json" --model "$WORK/models-$size/Qwen3-VL-Reranker-$size-random" \
+    --preset qwen3-vl-reranker --device "$DEVICE" $PIXELS --batch-size "$RERANK_BATCH" --num-workers "$WORKERS" --no-cache \
+    --no-eval --output "$WORK/rerank-$size.json" --stats-json "$WORK/stats-rerank-$size.json" 2> >(quiet >&2) || return 1
+  "${HELPER[@]}" phase "rerank $size mipr" "$WORK/stats-rerank-$size.json" "$WORK/util.csv"
+  step "scores rerank $size" 60 "${HELPER[@]}" vectors "$WORK/rerank-$size.json"
+}
+
+step "data" 90 "${HELPER[@]}" data "$WORK" --corpus "$CORPUS" --queries "$QUERIES" --m2kr-corpus "$M2KR_CORPUS" \
+  --m2kr-queries "$M2KR_QUERIES" --rerank-queries "$RERANK_QUERIES"
+
+# 1. The 2B embedder on MIPR, then M2KR-shaped items.
+if step "build $FIRST embedder" 150 "${HELPER[@]}" models "$FIRST" "$WORK/models-$FIRST" --which embedding --device "$DEVICE"; then
+  embed "$FIRST" mipr "$WORK/mipr" "$BATCH"
+  embed "$FIRST" m2kr "$WORK/m2kr" "$M2KR_BATCH"
+  rm -rf "$WORK/models-$FIRST/Qwen3-VL-Embedding-$FIRST-random"
+fi
+
+# 2. PreFLMR ViT-G: its encoders, MaxSim over 47,318 passages, and the pipeline once the preset exists.
+# shellcheck disable=SC2086
+step "preflmr $PREFLMR_SIZE encoders + maxsim" 150 "${HELPER[@]}" preflmr --device "$DEVICE" $PREFLMR_ARGS
+# The pipeline itself (`--preset preflmr`: workers, packed corpus, exact MaxSim) on synthetic M2KR of the real layout.
+if step "build preflmr $PREFLMR_SIZE + m2kr data" 150 "${HELPER[@]}" preflmr-setup "$WORK" --size "$PREFLMR_SIZE" \
+  --device "$DEVICE" --passages "$PREFLMR_PASSAGES" --queries "$PREFLMR_QUERIES" 2> >(quiet >&2); then
+  if step "preflmr $PREFLMR_SIZE m2kr pipeline" 150 "$PYTHON" scripts/embed_retrieve.py m2kr --data-dir "$WORK/m2kr-real" \
+    --model "$WORK/preflmr" --preset preflmr --image-processor "$WORK/preflmr/clip-image-processor" --device "$DEVICE" \
+    --num-workers "$WORKERS" --no-cache --no-eval --top-k 100 --output "$WORK/run-preflmr.json" \
+    --stats-json "$WORK/stats-preflmr.json" 2> >(quiet >&2); then
+    "${HELPER[@]}" phase "preflmr $PREFLMR_SIZE m2kr" "$WORK/stats-preflmr.json" "$WORK/util.csv"
+    step "scores preflmr" 60 "${HELPER[@]}" vectors "$WORK/run-preflmr.json"
+  fi
+  rm -rf "$WORK/preflmr"
+fi
+
+# 3. The 2B reranker.
+if step "build $FIRST reranker" 150 "${HELPER[@]}" models "$FIRST" "$WORK/models-$FIRST" --which reranker --device "$DEVICE"; then
+  rerank "$FIRST"
+  rm -rf "$WORK/models-$FIRST"
+fi
+
+# 4. If time is left: the CPU feed on this host's cores, the 8B pair, exact top-k.
+step "feed (bench/feed_cpu.py, $WORKERS workers)" 90 "$PYTHON" bench/feed_cpu.py --items "$FEED_ITEMS" \
+  --workers "$WORKERS" --json "$WORK/feed.json" 2> >(quiet >&2)
+for SIZE in $LATER; do
+  if step "build $SIZE embedder" 150 "${HELPER[@]}" models "$SIZE" "$WORK/models-$SIZE" --which embedding --device "$DEVICE"; then
+    embed "$SIZE" mipr "$WORK/mipr" "$BATCH"
+    rm -rf "$WORK/models-$SIZE"
+  fi
+  if step "build $SIZE reranker" 150 "${HELPER[@]}" models "$SIZE" "$WORK/models-$SIZE" --which reranker --device "$DEVICE"; then
+    rerank "$SIZE"
+    rm -rf "$WORK/models-$SIZE"
+  fi
+done
+if [ "$DEVICE" = cuda ]; then
+  step "exact top-k, dim 2048" 60 "$PYTHON" bench/topk_gpu.py --dim 2048 --repeat 3
+fi
+
+echo "== measured beside bench/flop_model.py ($(( $(date +%s) - START )) s in all) =="
+"$PYTHON" bench/gpu_check.py summary "$OUT/summary.json"
+RC=$?
+sleep 2  # lets tee write the log's last lines before the call returns
+exit $RC

@@ -31,6 +31,7 @@ from mmrhub.scoring.judgments import Truth
 from mmrhub.scoring.judgments import contiguous_columns
 from mmrhub.scoring.judgments import coverage_notes
 from mmrhub.scoring.judgments import existing_folder
+from mmrhub.scoring.judgments import numpy_array
 from mmrhub.scoring.judgments import validated
 from mmrhub.scoring.oracle import python_lists
 from mmrhub.scoring.oracle import reorder
@@ -75,8 +76,9 @@ def read_truth(data_dir) -> Truth:
         items = annotation["items"]
         codes = pc.index_in(pc.struct_field(items.values, [0]), value_set=corpus["item_id"]).to_numpy()
         rows = pc.list_parent_indices(items).to_numpy()
-        order = pa.array(np.lexsort((codes, rows)))
-        codes = pa.array(codes, pa.int32()).take(order)
+        order = np.lexsort((codes, rows))
+        codes = numpy_array(codes[order].astype(np.int32), pa.int32())
+        order = numpy_array(order, pa.int64())
         paths = pc.dictionary_encode(corpus["treecate_full_path"])
         columns = {
             "item_ids": pa.DictionaryArray.from_arrays(codes, corpus["item_id"]),

@@ -75,5 +75,7 @@ def score_and_record(
         print(model_caption(options.model, settings))
         print(scores_table(rows) + table_captions(request, truth, rows))
     if options.output.stats_json:
+        if context.device.type == "cuda":  # the peak a GPU check records beside its rates
+            stats["cuda_max_memory_allocated"] = torch.cuda.max_memory_allocated(context.device)
         record = stats_payload(context, dtype, options.model, settings.name, phases.stats, **stats)
         write_text(options.output.stats_json, json.dumps(record, indent=1))

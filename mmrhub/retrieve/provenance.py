@@ -8,10 +8,7 @@ import dataclasses
 import hashlib
 import json
 import os
-import platform
-import subprocess
 import sys
-from importlib import metadata
 from pathlib import Path
 
 from mmr_inputs import load_json_file
@@ -78,6 +75,9 @@ LIBRARIES = (
 def versions(libraries: tuple = LIBRARIES) -> dict:
     """The installed version of each of ``libraries`` (by default those that shape the pixels, tokens, vectors or
     scores; None when not installed), and Python's."""
+    import platform  # here, with importlib.metadata: every command imports this module, few write a record
+    from importlib import metadata
+
     found = {}
     for name in libraries:
         try:
@@ -91,6 +91,8 @@ def versions(libraries: tuple = LIBRARIES) -> dict:
 def source_commit() -> dict:
     """The git commit mmrhub runs from, and whether its tracked files differ from it, when it runs from a checkout
     (an editable install); None for an installed wheel or without git."""
+    import subprocess
+
     root = Path(__file__).resolve().parents[2]
     if not (root / ".git").exists():
         return None

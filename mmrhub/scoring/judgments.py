@@ -11,6 +11,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import pyarrow as pa
 
 from mmrhub.declaration import Judgments
@@ -33,6 +34,17 @@ class Truth:
 def contiguous_columns(table: pa.Table) -> dict:
     """Column name -> one contiguous pa.Array (a ChunkedArray's to_numpy would import pandas)."""
     return {name: table[name].combine_chunks() for name in table.column_names}
+
+
+def numpy_array(values, type: pa.DataType) -> pa.Array:
+    """A 1-D numpy array of ``type``'s width as an Arrow array, sharing its memory: ``pa.array`` would check it
+    against ``numpy.ma.MaskedArray``, importing numpy.ma (60-200 ms of a first call)."""
+    values = np.ascontiguousarray(values)
+    if values.ndim != 1 or values.itemsize * 8 != type.bit_width:
+        raise TypeError(
+            f"numpy_array takes a 1-D array of {type.bit_width}-bit values, got {values.dtype} {values.shape}"
+        )
+    return pa.Array.from_buffers(type, len(values), [None, pa.py_buffer(values)])
 
 
 def existing_folder(data_dir) -> Path:

@@ -580,18 +580,26 @@ def test_pixel_values_sent_compact_reach_the_model_unchanged(tmp_path):
 
 @pytest.mark.slow
 def test_the_gpu_check_runs_its_plumbing_on_cpu(tmp_path):
-    """``SMOKE=1 bench/gpu_check.sh``: every step of the GPU check (feed bench, random models of the real layout
-    built and saved, embed, rerank, the table beside the README's estimates) on CPU with the tiny size."""
+    """``SMOKE=1 bench/gpu_check.sh``: every step of the GPU check (random models of the real layout built and
+    saved, embed MIPR and M2KR-shaped items, PreFLMR's encoders, rerank, the feed bench, the table beside the FLOP
+    model) on CPU with the tiny size; only the log and summary.json under $OUT."""
     import os
     import subprocess
     import sys
 
     from _paths import ROOT
 
-    env = dict(os.environ, SMOKE="1", OUT=str(tmp_path / "out"), PYTHON=sys.executable)
+    places = {name: str(tmp_path / name.lower()) for name in ("OUT", "WORK", "SITE")}
+    env = dict(os.environ, SMOKE="1", PYTHON=sys.executable, **places)
     done = subprocess.run(
         ["bash", str(ROOT / "bench" / "gpu_check.sh")], env=env, capture_output=True, text=True, timeout=900
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "| what | measured | README estimate |" in done.stdout
-    assert "| rerank tiny, rerank: pairs/s" in done.stdout and "| feed, mipr:" in done.stdout
+    assert "| what | measured | FLOP model | measured / model |" in done.stdout
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert {step["status"] for step in summary["steps"]} == {"ok"}
+    measured = {row["label"].split(" (")[0] for row in summary["measured"]}
+    assert {"embed tiny mipr, embed corpus", "embed tiny m2kr, embed queries", "rerank tiny mipr, rerank"} <= measured
+    assert {"preflmr tiny passages", "preflmr tiny queries", "preflmr tiny m2kr, embed corpus"} <= measured
+    assert any(label.startswith("maxsim exact top-100 over 512 passages") for label in measured)
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["gpu_check.log", "summary.json"]

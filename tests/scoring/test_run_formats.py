@@ -286,3 +286,23 @@ def test_text_after_a_json_run_is_refused_with_its_place(tmp_path, tail):
         "expected one in the file)."
     )
     assert read_run(write(tmp_path / "clean.json", run + "\n")).query_ids.to_pylist() == ["1"]
+
+
+def test_kaggle_ids_stripped_of_their_a_get_it_back_where_the_corpus_has_it(tmp_path):
+    """Kaggle's scoring strips the 'A' of numeric passage ids (A27558 -> 27558): only an id the corpus lacks, all
+    digits, whose 'A' form the corpus has, is restored; a run that needs nothing keeps its arrays."""
+    import pyarrow as pa
+
+    from mmrhub.scoring.runs.kaggle import restore_stripped_ids
+
+    corpus = pa.array(["A27558", "A1", "A12", "9", "WIT_1"])
+    path = tmp_path / "run.csv"
+    path.write_text(
+        'question_id,passage_id\nq1,"[""27558"", ""A1"", ""9"", ""77""]"\nq2,"[""12"", ""WIT_1"", ""x1""]"\n'
+    )
+    run = restore_stripped_ids(read_run(str(path)), corpus)
+    assert run.rankings.to_pylist() == [["A27558", "A1", "9", "77"], ["A12", "WIT_1", "x1"]]
+    path.write_text('question_id,passage_id\nq1,"[""A1"", ""9""]"\nq2,"[""77""]"\n')
+    run = read_run(str(path))
+    kept = run.rankings
+    assert restore_stripped_ids(run, corpus).rankings is kept
