@@ -26,6 +26,7 @@ from mmrhub.retrieve.model_inputs import refuse_pixel_budget
 from mmrhub.retrieve.model_inputs import rgb
 from mmrhub.retrieve.model_inputs import to_device
 from mmrhub.retrieve.model_inputs import with_text
+from mmrhub.retrieve.model_loading import damaged_files
 from mmrhub.retrieve.presets import Preset
 from mmrhub.retrieve.presets import instruction
 from mmrhub.retrieve.provenance import model_identity
@@ -389,4 +390,5 @@ def build_encoder(backend: str, model_id: str, settings: Preset, **options):
     ``settings``; ``options``: its keywords."""
     if os.path.isdir(model_id):
         model_id = os.path.abspath(model_id)
-    return ENCODERS[backend](model_id, settings, **options)
+    with damaged_files(model_id):
+        return ENCODERS[backend](model_id, settings, **options)
