@@ -203,6 +203,11 @@ def open_zip(virtual: PartsFile, parts) -> zipfile.ZipFile:
     """Read the zip directory of the joined parts, checking that no part is truncated and every member."""
     sizes = virtual.sizes
     label = parts[0] if len(parts) == 1 else f"{parts[0]} (+{len(parts) - 1} parts)"
+    if sum(sizes) < zipfile.sizeEndCentDir + zipfile.sizeEndCentDir64Locator:  # below that zipfile seeks before 0
+        raise M2krDataError(
+            f"{label}: {sum(sizes):,} bytes{' in all' if len(parts) > 1 else ''}, too short for a zip archive holding "
+            "any file (the download is empty or cut short): download it again."
+        )
     try:
         archive = zipfile.ZipFile(virtual)
     except zipfile.BadZipFile as err:

@@ -1,5 +1,7 @@
 """Shared by the MIPR and M2KR metric folders (copied, so each stands alone; a test keeps the copies identical)."""
 
+import json
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -11,6 +13,11 @@ def string_lists(values, name, depth=None, like=None):
     if not isinstance(values, (pa.Array, pa.ChunkedArray)):
         if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
             raise ValueError(f"{name}: expected one list of strings per query, got {type(values).__name__}")
+        if isinstance(values, dict):  # {query id: ranking}: its keys would be taken for the rows
+            raise ValueError(
+                f"{name}: expected one list of strings per query, got dict; for a run keyed by query id pass "
+                f"{name}=list(run.values()) and query_ids=list(run)"
+            )
         values = values if hasattr(values, "__getitem__") else list(values)  # an iterator, read once
         bad = next((i for i, row in enumerate(values) if isinstance(row, (str, bytes))), None)
         if bad is not None:
@@ -138,6 +145,62 @@ def check_batch(batch: dict, module: str):
     if len(set(rows.values())) > 1:
         counts = ", ".join(f"{name} {count}" for name, count in rows.items())
         raise ValueError(f"{module}: rows per column differ ({counts}); every column has one row per query")
+
+
+def table_columns(table, columns, name="queries"):
+    """A table as a page sends it (one row per query, a cell per column: a JSON list of strings, or comma-separated
+    values) -> {column: one list of strings per query}; rows without any text are left out. A row or cell that is
+    neither is refused naming its row and column."""
+    if isinstance(table, (str, bytes)) or not isinstance(table, (list, tuple)):
+        raise ValueError(f"{name}: expected a table (a list of rows), got {type(table).__name__}")
+    found = {column: [] for column in columns}
+    for number, row in enumerate(table, 1):
+        if isinstance(row, (str, bytes)) or not isinstance(row, (list, tuple)) or len(row) != len(columns):
+            got = f"{len(row)} cell(s)" if isinstance(row, (list, tuple)) else type(row).__name__
+            raise ValueError(f"{name}: row {number} has {got}, expected {len(columns)} ({', '.join(columns)})")
+        if all(cell is None or (isinstance(cell, str) and not cell.strip()) for cell in row):
+            continue
+        for column, cell in zip(columns, row):
+            found[column].append(cell_values(cell, f"{name}: row {number}, column {column}"))
+    return found
+
+
+def cell_values(cell, where):
+    """One cell's strings: a JSON list of strings (``["a", "b"]``), else comma-separated values (``a, b``)."""
+    expected = "expected a JSON list of strings or comma-separated values"
+    if cell is None:
+        return []
+    if not isinstance(cell, str):
+        raise ValueError(f"{where}: {type(cell).__name__} {cell!r:.40}, {expected}")
+    text = cell.strip()
+    if not text.startswith("["):
+        return [part.strip() for part in text.split(",") if part.strip()]
+    try:
+        values = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{where}: lists nested too deep, {expected}") from None
+    except ValueError as err:
+        raise ValueError(
+            f"{where}: {text!r:.60} is not JSON ({err.msg}, character {err.pos + 1}), {expected}"
+        ) from None
+    for position, value in enumerate(values, 1):  # a list: the text starts with [
+        if not isinstance(value, str):
+            kind = (
+                "null"
+                if value is None
+                else {list: "a list", dict: "an object", bool: "true or false"}.get(
+                    type(value), f"the number {value!r}"
+                )
+            )
+            raise ValueError(f"{where}, position {position}: {kind}, expected a string (an id in quotes)")
+    return values
+
+
+def cutoff_list(text, name="k"):
+    """Comma-separated cutoffs as typed, each a whole number from 1 to ``MAX_CUTOFF``."""
+    if not isinstance(text, (str, int)) or isinstance(text, bool):
+        raise ValueError(f"{name}: expected comma-separated cutoffs, got {type(text).__name__}")
+    return [whole_number(part, 1, MAX_CUTOFF, name) for part in str(text).split(",") if part.strip()]
 
 
 class Pairs:

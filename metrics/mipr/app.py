@@ -5,7 +5,7 @@ tested with). A Space runs this file from a folder named `app`, where `evaluate.
 very file for the metric script, so the metric is loaded by its own file name.
 """
 
-import json
+import importlib
 import sys
 from pathlib import Path
 
@@ -25,33 +25,17 @@ EXAMPLE = {
 
 metric = evaluate.load(str(METRIC_FILE))
 READINGS = sys.modules[type(metric).__module__].READINGS  # each open rule, its readings the default first
-
-
-def cells(text) -> list:
-    """A cell as a list of strings: a JSON list (`["a", "b"]`), else comma-separated values (`a, b`)."""
-    text = "" if text is None else str(text).strip()
-    if text.startswith("["):
-        return [str(value) for value in json.loads(text)]
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
-def cutoffs(text) -> list:
-    """The k values, comma-separated."""
-    return [int(part) for part in str(text).split(",") if part.strip()]
-
-
-def rows(table: list) -> list:
-    """The table's rows, empty ones left out."""
-    return [row for row in table if any(str(value or "").strip() for value in row)]
+# the table's cells checked as the metric checks its arguments, by the copy it loaded
+shared = importlib.import_module(type(metric).__module__.rsplit(".", 1)[0] + ".shared")
 
 
 def compute(queries, k, no_l1, recall_denominator, covered_by, category, ideal) -> dict:
     """The metric on the table's rows, with the cutoffs ``k`` and a reading of each open rule (``READINGS``)."""
     readings = dict(no_l1=no_l1, recall_denominator=recall_denominator, covered_by=covered_by, category=category)
     try:
-        columns = {name: [cells(row[i]) for row in rows(queries)] for i, name in enumerate(COLUMNS)}
-        return metric.compute(**columns, k=cutoffs(k), **readings, ideal=ideal)
-    except ValueError as err:  # a malformed cell or an input the metric refuses: said on the page
+        columns = shared.table_columns(queries, COLUMNS)
+        return metric.compute(**columns, k=shared.cutoff_list(k), **readings, ideal=ideal)
+    except ValueError as err:  # a row, cell or input the metric refuses: one line on the page
         raise gr.Error(str(err)) from None
 
 

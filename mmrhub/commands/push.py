@@ -18,7 +18,9 @@ def register(subparsers):
     parser.add_argument("--repo-type", help="dataset or space (default: space for a folder with app.py, else dataset)")
     parser.add_argument("--private", action="store_true", help="create the repo private")
     parser.add_argument(
-        "--dry-run", action="store_true", help="list what would be uploaded, deleted and kept on the Hub; touch nothing"
+        "--dry-run",
+        action="store_true",
+        help="list what would be uploaded, deleted (what an earlier push wrote) and kept on the Hub; change nothing",
     )
     parser.set_defaults(func=run)
 
@@ -29,15 +31,16 @@ def run(args) -> int:
     from mmrhub.export.push import describe_remote
     from mmrhub.export.push import plan
     from mmrhub.export.push import push
-    from mmrhub.export.push import remote_files
+    from mmrhub.export.push import remote_state
 
     upload = plan(metric_folder(args.folder), args.repo_id, repo_type=args.repo_type)
     print(describe(upload))
     if args.dry_run:
-        print(describe_remote(upload, remote_files(upload) if upload.delete_patterns else None))
-        print("dry run: nothing uploaded")
+        print(describe_remote(upload, remote_state(upload), dry_run=True))
+        print("dry run: nothing uploaded, nothing deleted")
         return 0
-    url = push(upload, private=args.private)
+    url, remote = push(upload, private=args.private)
+    print(describe_remote(upload, remote))
     print(f"uploaded to {url}")
     return 0
 

@@ -3,12 +3,16 @@
 The token comes from the environment (``HF_TOKEN``) or a saved ``hf auth login``, as ``HfApi`` reads it.
 """
 
+import json
 import sys
 from dataclasses import dataclass
 from dataclasses import field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Optional
 
+from huggingface_hub import CommitOperationAdd
+from huggingface_hub import CommitOperationDelete
 from huggingface_hub import DatasetCard
 from huggingface_hub import HfApi
 from huggingface_hub import SpaceCard
@@ -21,25 +25,34 @@ REPO_TYPES = ("dataset", "space")
 SPACE_SDK = "gradio"
 # Caches, bytecode and hidden entries (a killed export's ``.<name>.partial-*`` folder, shard temp files) stay home.
 IGNORE_PATTERNS = ["__pycache__/*", "*/__pycache__/*", "*.pyc", ".*", "*/.*"]
+# What a push writes beside the files: their paths, so that a later push deletes those it does not upload again and
+# no other file (a user's own files, whatever their names).
+MANIFEST = ".mmrhub/manifest.json"
+KEPT = {".gitattributes"}  # the Hub needs it; huggingface_hub never deletes it either
 
 
 @dataclass
 class Upload:
-    """What ``push`` will send: the folder's files (relative POSIX path, size) to one repo, and the patterns of the
-    remote files it replaces (a dataset's own folders: what is there and not in the upload is deleted)."""
+    """What ``push`` will send: the folder's files (relative POSIX path, size) to one repo, and the data files each
+    config of its card reads (config name -> patterns), to flag a kept file that ``load_dataset`` would read."""
 
     folder: Path
     repo_id: str
     repo_type: str
     files: list
-    delete_patterns: list = field(default_factory=list)
+    configs: dict = field(default_factory=dict)
 
 
-def own_folders(files: list) -> list:
-    """``delete_patterns`` for a dataset export: every file under the folders it writes (one per config), so that
-    a stale shard of an earlier export (``corpus/test-00001-of-00002.parquet``) cannot stay beside the new ones and
-    be read with them; files elsewhere (``.gitattributes``, a folder the export does not write) are kept."""
-    return [f"{folder}/*" for folder in sorted({path.split("/")[0] for path in files if "/" in path})]
+@dataclass
+class Remote:
+    """The repo before the push: its files, those its manifest says an earlier push of ours wrote, and whether it
+    exists (``unknown``: why it could not be listed)."""
+
+    files: list = field(default_factory=list)
+    ours: set = field(default_factory=set)
+    has_manifest: bool = False
+    exists: bool = False
+    unknown: Optional[str] = None
 
 
 def _check_dataset(folder: Path, files: list, repo_id: str):
@@ -72,7 +85,7 @@ def _check_space(folder: Path, files: list):
 
 
 def _check_links(folder: Path, paths: list):
-    # upload_folder follows links: one leading out of the folder would publish a file from elsewhere.
+    # the upload reads through links: one leading out of the folder would publish a file from elsewhere.
     root = folder.resolve()
     for path in paths:
         if path.is_symlink() and not path.resolve().is_relative_to(root):
@@ -104,8 +117,20 @@ def plan(folder, repo_id: str, repo_type: Optional[str] = None) -> Upload:
     else:
         _check_space(folder, files)
     sized = [(path, (folder / path).stat().st_size) for path in files]
-    deletes = own_folders(files) if repo_type == "dataset" else []
-    return Upload(folder=folder, repo_id=repo_id, repo_type=repo_type, files=sized, delete_patterns=deletes)
+    configs = card_configs(folder) if repo_type == "dataset" else {}
+    return Upload(folder=folder, repo_id=repo_id, repo_type=repo_type, files=sized, configs=configs)
+
+
+def card_configs(folder: Path) -> dict:
+    """Config name -> the data file patterns its card's ``configs:`` declares (``corpus/test-*``)."""
+    found = {}
+    for config in DatasetCard.load(folder / "README.md").data.get("configs") or []:
+        entries = config.get("data_files") or []
+        entries = entries if isinstance(entries, list) else [entries]
+        paths = [entry.get("path") if isinstance(entry, dict) else entry for entry in entries]
+        paths = [path for item in paths for path in (item if isinstance(item, list) else [item])]
+        found[config.get("config_name", "default")] = [path for path in paths if isinstance(path, str)]
+    return found
 
 
 def describe(upload: Upload) -> str:
@@ -116,49 +141,119 @@ def describe(upload: Upload) -> str:
     return "\n".join(lines)
 
 
-def remote_changes(upload: Upload, remote: list) -> tuple:
-    """(deleted, kept): the repo's files (``remote``) that the push removes and leaves, as ``upload_folder`` plans
-    it (``delete_patterns`` matched by ``filter_repo_objects``; ``.gitattributes`` always kept; a file the upload
-    replaces is in neither)."""
-    sent = {path for path, _ in upload.files}
-    matched = (
-        set(filter_repo_objects(remote, allow_patterns=upload.delete_patterns)) if upload.delete_patterns else set()
-    )
-    deleted = sorted(path for path in remote if path in matched and path not in sent and path != ".gitattributes")
-    kept = sorted(path for path in remote if path not in sent and path not in deleted)
+def manifest(upload: Upload) -> bytes:
+    """The manifest this push writes: every path it uploads, so that the next push deletes no other file."""
+    return json.dumps(
+        {
+            "written_by": "mmrhub push",
+            "about": "The files the last `mmrhub push` uploaded to this repo. The next push deletes those it does not "
+            "upload again, and no other file.",
+            "files": sorted(path for path, _ in upload.files),
+        },
+        indent=1,
+    ).encode("utf-8")
+
+
+def parse_manifest(data: bytes, where: str) -> set:
+    """The paths a manifest lists; a manifest this program did not write is refused by name (nothing is deleted)."""
+    try:
+        files = json.loads(data.decode("utf-8")).get("files")
+    except (UnicodeDecodeError, ValueError, AttributeError, RecursionError):
+        files = None
+    if not isinstance(files, list) or not all(isinstance(path, str) for path in files):
+        raise ValueError(
+            f"{where} is not a manifest mmrhub wrote (a JSON object whose `files` lists paths): it says which files "
+            "a push may delete. Delete it on the Hub (the push then deletes nothing) or restore it, and push again."
+        )
+    return set(files)
+
+
+def changes(upload: Upload, remote: Remote) -> tuple:
+    """(deleted, kept): the repo's files the push removes (those an earlier push of ours wrote, by the manifest, that
+    this upload does not hold; never ``.gitattributes``) and leaves (every other file it does not replace)."""
+    sent = {path for path, _ in upload.files} | {MANIFEST}
+    deleted = sorted(path for path in remote.files if path in remote.ours and path not in sent and path not in KEPT)
+    kept = sorted(path for path in remote.files if path not in sent and path not in deleted)
+    _check_no_file_on_folder(upload, sent, kept)
     return deleted, kept
 
 
-def remote_files(upload: Upload, token: Optional[str] = None):
-    """The repo's files now ([] for a repo that does not exist yet), or the reason they cannot be listed."""
-    from huggingface_hub.errors import HfHubHTTPError
+def _check_no_file_on_folder(upload: Upload, sent: set, kept: list):
+    # the Hub refuses a file where a folder is (or the reverse); said before anything is sent, naming both
+    remote_folders = {folder: path for path in kept for folder in _folders(path)}
+    local_folders = {folder: path for path in sent for folder in _folders(path)}
+    for path in sorted(sent & set(remote_folders)):
+        raise ValueError(
+            f"{upload.folder / path} is a file, but {upload.repo_id} has a folder {path}/ holding "
+            f"{remote_folders[path]}, which no mmrhub push wrote and the push keeps: rename the file in the export, "
+            "or move that folder on the Hub, and push again."
+        )
+    for path in sorted(set(kept) & set(local_folders)):
+        raise ValueError(
+            f"{upload.folder / path} is a folder, but {upload.repo_id} has a file {path}, which no mmrhub push wrote "
+            "and the push keeps: rename the folder in the export, or move that file on the Hub, and push again."
+        )
+
+
+def _folders(path: str) -> list:
+    parts = path.split("/")
+    return ["/".join(parts[:n]) for n in range(1, len(parts))]
+
+
+def read_remote(upload: Upload, api: HfApi) -> Remote:
+    """The repo's files now and its manifest (an empty ``Remote`` for a repo that does not exist yet); the Hub's
+    errors pass through."""
     from huggingface_hub.errors import RepositoryNotFoundError
 
-    api = HfApi(token=token or get_token())
     try:
-        return api.list_repo_files(upload.repo_id, repo_type=upload.repo_type)
+        files = api.list_repo_files(upload.repo_id, repo_type=upload.repo_type)
     except RepositoryNotFoundError:
-        return []
+        return Remote()
+    if MANIFEST not in files:
+        return Remote(files=files, exists=True)
+    local = api.hf_hub_download(upload.repo_id, MANIFEST, repo_type=upload.repo_type)
+    ours = parse_manifest(Path(local).read_bytes(), f"{upload.repo_id}/{MANIFEST}")
+    return Remote(files=files, ours=ours, has_manifest=True, exists=True)
+
+
+def remote_state(upload: Upload, token: Optional[str] = None) -> Remote:
+    """``read_remote`` for a dry run: a Hub that cannot be reached is said, not raised."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    try:
+        return read_remote(upload, HfApi(token=token or get_token()))
     except (OSError, HfHubHTTPError, *connection_errors()) as err:  # offline mode, no connection, refused
-        return f"cannot list {upload.repo_id} now ({type(err).__name__})"
+        return Remote(unknown=f"cannot list {upload.repo_id} now ({type(err).__name__})")
 
 
-def describe_remote(upload: Upload, remote) -> str:
-    """What the push does to the repo's other files: ``remote`` is ``remote_files``' answer (None: not asked)."""
-    if not upload.delete_patterns:
-        return f"on the Hub: nothing is deleted; the files of {upload.repo_id} this upload does not replace are kept"
-    folders = ", ".join(pattern[:-1] for pattern in upload.delete_patterns)
-    if isinstance(remote, str):
+def describe_remote(upload: Upload, remote: Remote, dry_run: bool = False) -> str:
+    """What the push does (or, ``dry_run``, would do) to the repo's files: a line per file deleted and kept."""
+    would = "would be " if dry_run else ""
+    if remote.unknown:
         return (
-            f"on the Hub: {remote}; the push deletes the files under {folders} that this upload does not hold and "
-            "keeps every other file"
+            f"on the Hub: {remote.unknown}; the push deletes only the files that {MANIFEST} there lists (an "
+            "earlier mmrhub push wrote them) and this upload does not hold, and keeps every other file"
         )
-    if not remote:
+    if not remote.exists:
         return f"on the Hub: {upload.repo_id} does not exist yet (or is private to another account): nothing to delete"
-    deleted, kept = remote_changes(upload, remote)
-    lines = [f"on the Hub: {len(deleted)} file(s) deleted (under {folders}, not in this upload), {len(kept)} kept"]
-    lines += [f"  delete  {path}" for path in deleted] + [f"  keep    {path}" for path in kept]
+    deleted, kept = changes(upload, remote)
+    why = (
+        f"written by an earlier mmrhub push ({MANIFEST}) and not in this upload"
+        if remote.has_manifest
+        else f"no {MANIFEST}: no file there was written by an mmrhub push"
+    )
+    lines = [f"on the Hub: {len(deleted)} file(s) {would}deleted ({why}), {len(kept)} kept (not replaced)"]
+    lines += [f"  delete  {path}" for path in deleted]
+    lines += [f"  keep    {path}{read_with(upload, path)}" for path in kept]
     return "\n".join(lines)
+
+
+def read_with(upload: Upload, path: str) -> str:
+    """For a kept file the card's configs read (a stale shard an older push left): that it is, and what to do."""
+    for config, patterns in upload.configs.items():
+        if any(fnmatchcase(path, pattern) for pattern in patterns):
+            return f"  (load_dataset reads it with config {config}: delete it on the Hub if it is not part of it)"
+    return ""
 
 
 def connection_errors() -> tuple:
@@ -170,15 +265,16 @@ def connection_errors() -> tuple:
     return tuple(error for error in found if isinstance(error, type) and issubclass(error, Exception))
 
 
-def push(upload: Upload, private: bool = False, token: Optional[str] = None) -> str:
-    """Create the repo (kept if it exists) and upload the folder in one commit, deleting the remote files of the
-    export's own folders that it does not hold; returns the repo URL."""
+def push(upload: Upload, private: bool = False, token: Optional[str] = None) -> tuple:
+    """Create the repo (kept if it exists) and commit in one commit the folder's files, the manifest and the
+    deletion of the files an earlier push of ours wrote that this one does not hold; returns (URL, the ``Remote``
+    it found)."""
     token = token or get_token()
     if not token:
         raise PermissionError("No Hugging Face token: set HF_TOKEN (a write token) or run `hf auth login`.")
     api = HfApi(token=token)
     try:
-        return _upload(api, upload, private)
+        return _commit(api, upload, private)
     except connection_errors() as err:
         raise ConnectionError(
             f"Cannot reach the Hugging Face Hub at {api.endpoint} to push {upload.repo_id} ({err}); no commit was "
@@ -186,15 +282,21 @@ def push(upload: Upload, private: bool = False, token: Optional[str] = None) -> 
         ) from err
 
 
-def _upload(api: HfApi, upload: Upload, private: bool) -> str:
+def _commit(api: HfApi, upload: Upload, private: bool) -> tuple:
     extra = {"space_sdk": SPACE_SDK} if upload.repo_type == "space" else {}
     url = api.create_repo(upload.repo_id, repo_type=upload.repo_type, private=private, exist_ok=True, **extra)
-    api.upload_folder(
+    remote = read_remote(upload, api)
+    deleted, _ = changes(upload, remote)
+    # Exact paths, never patterns: a name holding `*`, `?` or `[` deletes that one file.
+    operations = [CommitOperationDelete(path_in_repo=path, is_folder=False) for path in deleted]
+    operations += [
+        CommitOperationAdd(path_in_repo=path, path_or_fileobj=upload.folder / path) for path, _ in upload.files
+    ]
+    operations.append(CommitOperationAdd(path_in_repo=MANIFEST, path_or_fileobj=manifest(upload)))
+    api.create_commit(
         repo_id=upload.repo_id,
-        folder_path=upload.folder,
         repo_type=upload.repo_type,
-        ignore_patterns=IGNORE_PATTERNS,
-        delete_patterns=upload.delete_patterns or None,
+        operations=operations,
         commit_message=f"Upload {upload.folder.name} with mmrhub",
     )
-    return str(url)
+    return str(url), remote

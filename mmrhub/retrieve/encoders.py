@@ -27,6 +27,7 @@ from mmrhub.retrieve.model_inputs import rgb
 from mmrhub.retrieve.model_inputs import to_device
 from mmrhub.retrieve.model_inputs import with_text
 from mmrhub.retrieve.multi_vector import build_preflmr
+from mmrhub.retrieve.model_loading import damaged_files
 from mmrhub.retrieve.presets import Preset
 from mmrhub.retrieve.presets import instruction
 from mmrhub.retrieve.provenance import model_identity
@@ -394,4 +395,5 @@ def build_encoder(backend: str, model_id: str, settings: Preset, **options):
     ``settings``; ``options``: its keywords."""
     if os.path.isdir(model_id):
         model_id = os.path.abspath(model_id)
-    return ENCODERS[backend](model_id, settings, **options)
+    with damaged_files(model_id):
+        return ENCODERS[backend](model_id, settings, **options)

@@ -1,5 +1,5 @@
 """Loading that fails loudly: a Hub that cannot be reached, a reranker without its scoring modules, a chat template
-that cannot be read, each one line naming the file or option and the fix."""
+that cannot be read, a damaged model file, each one line naming the file or option and the fix."""
 
 import logging
 import os
@@ -81,7 +81,7 @@ def load_cross_encoder(model_id: str, revision, device, dtype):
     check_reachable(model_id, "--model", revision)
     check_modules(model_id, revision)
     try:
-        with newly_initialised() as missing:
+        with newly_initialised() as missing, damaged_files(model_id):
             model = CrossEncoder(model_id, revision=revision, device=str(device), model_kwargs={"dtype": dtype})
     except ValueError as err:
         if CHAT_TEMPLATE_CONFLICT not in str(err):
@@ -103,6 +103,25 @@ def load_cross_encoder(model_id: str, revision, device, dtype):
                 f"--model {model_id}: its processor has no chat template; add chat_template.jinja to the checkpoint."
             )
     return model
+
+
+@contextmanager
+def damaged_files(model_id: str, flag: str = "--model"):
+    """Loading a model's files: what the libraries raise on a damaged one (a tokenizer.json without a field, a
+    config.json whose sizes do not fit the weights, a value its config class refuses) is said in one line naming
+    the model and what to do, not as the library's bare KeyError or report pointer. What they already say in words
+    (ValueError, OSError: a missing file, a wrong option) passes through."""
+    try:
+        yield
+    except (ValueError, OSError, ImportError):
+        raise
+    except Exception as err:
+        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+        said = f"a field missing: {err}" if isinstance(err, KeyError) else (lines[-1] if lines else "")
+        raise ValueError(
+            f"{flag} {model_id}: its files cannot be loaded ({type(err).__name__}: {said}); one of them "
+            "(config.json, tokenizer.json, the weights) is damaged or of another model: download the model again."
+        ) from err
 
 
 @contextmanager

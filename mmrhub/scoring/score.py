@@ -112,11 +112,12 @@ def score(benchmark: Benchmark, truth: Truth, rankings, options: dict, groups=No
 
 @dataclass
 class ReadRuns:
-    """A request's runs read and validated, pools checked: (name, run, rankings) per row, and the rankings whose
-    pools the oracle reorders (None: no oracle row)."""
+    """A request's runs read and validated, pools checked: (name, run, rankings) per row, the rankings whose
+    pools the oracle reorders (None: no oracle row) and how many judged queries that baseline lacks (scored 0)."""
 
     rows: list
     oracle_baseline: Optional[pa.ListArray] = None
+    oracle_missing: int = 0
 
 
 def read_runs(request: ScoringRequest, truth: Truth) -> ReadRuns:
@@ -152,7 +153,10 @@ def read_runs(request: ScoringRequest, truth: Truth) -> ReadRuns:
         if request.rerank is not None and Path(path).resolve() != Path(request.rerank).resolve():
             check_pool(run, read_once(request.rerank)[0])
         rows.append((request.names[index] if request.names else run.name, run, rankings))
-    return ReadRuns(rows, None if request.oracle is None else read_once(request.oracle)[1])
+    if request.oracle is None:
+        return ReadRuns(rows)
+    baseline, rankings = read_once(request.oracle)
+    return ReadRuns(rows, rankings, missing_count(request, baseline, truth))
 
 
 def score_runs(request: ScoringRequest, truth: Truth) -> list:
@@ -167,7 +171,7 @@ def score_runs(request: ScoringRequest, truth: Truth) -> list:
     name_rows(rows)
     if read.oracle_baseline is not None:
         rankings = benchmark.oracle(truth.judgments, read.oracle_baseline, **oracle_keywords(request))
-        rows.append(Scored(ORACLE_NAME, None, score(benchmark, truth, rankings, options, groups)))
+        rows.append(Scored(ORACLE_NAME, None, score(benchmark, truth, rankings, options, groups), read.oracle_missing))
     return rows
 
 

@@ -126,3 +126,27 @@ def test_a_newline_in_a_run_name_does_not_split_the_markdown_row(capsys, tmp_pat
     rows = [line for line in out.splitlines() if line.startswith("|")]
     assert rows[2].startswith("| line\\none\\|two | ") and len(rows) == 3  # header, rule, the run
     assert all(row.count(" | ") == rows[0].count(" | ") for row in rows[2:])
+
+
+@pytest.mark.parametrize(
+    "command, format", [("evaluate", "markdown"), ("evaluate", "csv"), ("evaluate", "latex"), ("compare", None)]
+)
+def test_no_control_character_in_a_run_name_splits_a_row(capsys, tmp_path, command, format):
+    names = {
+        "cr\rrun": "cr\\rrun",
+        "vt\x0bff\x0cnel\x85": "vt\\x0bff\\x0cnel\\x85",
+        "ls\u2028ps\u2029": "ls\\u2028ps\\u2029",
+    }
+    runs = []
+    for name in names:
+        runs.append(tmp_path / f"{name}.json")
+        runs[-1].write_bytes(MIPR_EMBEDDING.read_bytes())
+    options = ["--format", format] if format else ["--permutations", "20"]
+    code, out, _ = run_cli(capsys, command, "mipr", *runs, *options)
+    assert code == 0
+    assert not any(c in out for c in "\r\x0b\x0c\x85\u2028\u2029")  # each would end a line (str.splitlines)
+    latex = format == "latex"  # a backslash is a command there: written \\textbackslash{}
+    assert all((shown.replace("\\", r"\textbackslash{}") if latex else shown) in out for shown in names.values())
+    if command == "compare":  # each pair's table is headed by both names, on one line
+        header = next(line for line in out.splitlines() if line.startswith("| Measure | cr\\rrun | vt"))
+        assert header.endswith(" | B - A | p | p (holm) |") and header.count(" | ") == 5

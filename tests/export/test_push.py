@@ -1,12 +1,14 @@
 """``mmrhub push``: --dry-run lists the upload; a real push calls huggingface_hub (mocked: never the network)."""
 
+import json
 import shutil
-from pathlib import Path
 from unittest import mock
 
 import pytest
 from _export_helpers import run_cli
+from _hub_folder import HubFolder
 from _paths import ROOT as REPO_ROOT
+from huggingface_hub import CommitOperationDelete
 from huggingface_hub import HfApi as RealHfApi
 from huggingface_hub import constants as hub_constants
 
@@ -38,18 +40,32 @@ def metric_folder(tmp_path):
     return folder
 
 
-def test_dry_run_lists_the_export_and_what_it_deletes_and_keeps_and_uploads_nothing(exported, hf_api, capsys):
+def earlier_push(hub: HubFolder, files: dict, ours: list):
+    """The repo as an earlier push of ours (its manifest listing ``ours``) and its users (the rest) left it."""
+    for path, text in files.items():
+        (hub.root / path).parent.mkdir(parents=True, exist_ok=True)
+        (hub.root / path).write_text(text)
+    manifest = hub.root / push_module.MANIFEST
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    manifest.write_text(json.dumps({"written_by": "mmrhub push", "files": ours}))
+
+
+USER_FILES = ["docs/paper.pdf", "*/notes.md", "c?rpus.bak/x.txt", "[a-z]*/y.txt", "corpus*", ".gitattributes"]
+
+
+@pytest.fixture
+def hub(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", "hf_test_token")
+    folder = HubFolder(tmp_path / "hub")
+    monkeypatch.setattr(push_module, "HfApi", folder)
+    return folder
+
+
+def test_dry_run_lists_the_export_and_what_it_deletes_and_keeps_and_uploads_nothing(exported, hub, capsys):
     out = exported("mipr")
-    factory, api = hf_api
-    api.list_repo_files.return_value = [
-        ".gitattributes",
-        "README.md",
-        "corpus/test-00000-of-00002.parquet",
-        "corpus/test-00001-of-00002.parquet",
-        "qrels/test-00000-of-00001.parquet",
-        "queries/test-00000-of-00001.parquet",
-        "notes/how-we-judged.md",
-    ]
+    stale = ["corpus/test-00000-of-00002.parquet", "corpus/test-00001-of-00002.parquet"]
+    earlier_push(hub, {path: "x" for path in [*stale, "README.md", *USER_FILES]}, ours=[*stale, "README.md"])
+    before = {path: (hub.root / path).read_bytes() for path in hub.files()}
     assert run_cli(["push", str(out), "org/mipr", "--dry-run"]) == 0
     lines = capsys.readouterr().out.splitlines()
     total = sum(p.stat().st_size for p in out.rglob("*") if p.is_file() and p.name != MARKER)  # the marker stays home
@@ -60,16 +76,19 @@ def test_dry_run_lists_the_export_and_what_it_deletes_and_keeps_and_uploads_noth
         f"  {size:>14,}  corpus/test-00000-of-00001.parquet",
         f"  {(out / 'qrels/test-00000-of-00001.parquet').stat().st_size:>14,}  qrels/test-00000-of-00001.parquet",
         f"  {(out / 'queries/test-00000-of-00001.parquet').stat().st_size:>14,}  queries/test-00000-of-00001.parquet",
-        "on the Hub: 2 file(s) deleted (under corpus/, qrels/, queries/, not in this upload), 2 kept",
+        "on the Hub: 2 file(s) would be deleted (written by an earlier mmrhub push (.mmrhub/manifest.json) and not in "
+        "this upload), 6 kept (not replaced)",
         "  delete  corpus/test-00000-of-00002.parquet",
         "  delete  corpus/test-00001-of-00002.parquet",
+        "  keep    */notes.md",
         "  keep    .gitattributes",
-        "  keep    notes/how-we-judged.md",
-        "dry run: nothing uploaded",
+        "  keep    [a-z]*/y.txt",
+        "  keep    c?rpus.bak/x.txt",
+        "  keep    corpus*",
+        "  keep    docs/paper.pdf",
+        "dry run: nothing uploaded, nothing deleted",
     ]
-    api.list_repo_files.assert_called_once_with("org/mipr", repo_type="dataset")
-    api.create_repo.assert_not_called()
-    api.upload_folder.assert_not_called()
+    assert {path: (hub.root / path).read_bytes() for path in hub.files()} == before and hub.commits == []
 
 
 def test_dry_run_offline_says_what_the_push_would_delete(exported, monkeypatch, capsys):
@@ -77,23 +96,86 @@ def test_dry_run_offline_says_what_the_push_would_delete(exported, monkeypatch, 
     assert run_cli(["push", str(exported("m2kr")), "org/m2kr", "--dry-run"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[-2] == (
-        "on the Hub: cannot list org/m2kr now (OfflineModeIsEnabled); the push deletes the files under "
-        "challenge_answers/, challenge_data/, challenge_passage/ that this upload does not hold and keeps every other "
-        "file"
+        "on the Hub: cannot list org/m2kr now (OfflineModeIsEnabled); the push deletes only the files that "
+        ".mmrhub/manifest.json there lists (an earlier mmrhub push wrote them) and this upload does not hold, and "
+        "keeps every other file"
     )
 
 
-def test_push_dataset_creates_the_repo_and_uploads_the_folder(exported, hf_api, capsys):
+def test_push_dataset_creates_the_repo_and_commits_the_folder_and_its_manifest(exported, hub, capsys):
     out = exported("m2kr")
     assert run_cli(["push", str(out), "org/m2kr", "--private"]) == 0
-    factory, api = hf_api
-    factory.assert_called_once_with(token="hf_test_token")
-    api.create_repo.assert_called_once_with("org/m2kr", repo_type="dataset", private=True, exist_ok=True)
-    kwargs = api.upload_folder.call_args.kwargs
-    assert (kwargs["repo_id"], kwargs["repo_type"], Path(kwargs["folder_path"])) == ("org/m2kr", "dataset", out)
-    assert kwargs["ignore_patterns"] == push_module.IGNORE_PATTERNS
-    assert kwargs["delete_patterns"] == ["challenge_answers/*", "challenge_data/*", "challenge_passage/*"]
-    assert capsys.readouterr().out.endswith("uploaded to https://huggingface.co/org/name\n")
+    sent = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and p.name != MARKER)
+    assert hub.files() == sorted([*sent, ".mmrhub/manifest.json"])
+    assert all((hub.root / path).read_bytes() == (out / path).read_bytes() for path in sent)
+    manifest = json.loads((hub.root / ".mmrhub/manifest.json").read_text())
+    assert manifest["files"] == sent and manifest["written_by"] == "mmrhub push"
+    assert len(hub.commits) == 1  # files, manifest and deletions in one commit
+    assert capsys.readouterr().out.splitlines()[-2:] == [
+        "on the Hub: 0 file(s) deleted (no .mmrhub/manifest.json: no file there was written by an mmrhub push), 0 "
+        "kept (not replaced)",  # create_repo made it empty
+        "uploaded to https://huggingface.co/datasets/org/m2kr",
+    ]
+
+
+def test_a_push_deletes_only_what_an_earlier_push_wrote_whatever_the_names(exported, hub, tmp_path, capsys):
+    out = shutil.copytree(exported("mipr"), tmp_path / "export")
+    # the user's own folders in the export, named like globs: uploaded, and deleting nothing but themselves
+    for path in ["*/a.md", "c?rpus.bak/b.md", "[a-z]*/c.md", "docs/notes.md"]:
+        (out / path).parent.mkdir(parents=True, exist_ok=True)
+        (out / path).write_text("local\n")
+    stale = ["corpus/test-00000-of-00002.parquet", "corpus/test-00001-of-00002.parquet"]
+    users = [
+        "docs/paper.pdf",
+        "*/notes.md",
+        "c?rpus.bak/x.txt",
+        "[a-z]*/y.txt",
+        "corpus*",
+        "queries/test-extra.parquet",
+    ]
+    earlier_push(hub, {path: "remote" for path in [*stale, *users, ".gitattributes"]}, ours=stale)
+    assert run_cli(["push", str(out), "org/mipr"]) == 0
+    sent = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and p.name != MARKER)
+    assert hub.files() == sorted([*sent, *users, ".gitattributes", ".mmrhub/manifest.json"])
+    assert all((hub.root / path).read_text() == "remote" for path in users)
+    printed = capsys.readouterr().out
+    assert "on the Hub: 2 file(s) deleted (written by an earlier mmrhub push (.mmrhub/manifest.json)" in printed
+    assert all(f"  keep    {path}\n" in printed for path in users[:-1])
+    assert (
+        "  keep    queries/test-extra.parquet  (load_dataset reads it with config queries: delete it on the Hub if it "
+        "is not part of it)\n"
+    ) in printed
+    # a second push of the same folder deletes nothing: every file it wrote is uploaded again
+    assert run_cli(["push", str(out), "org/mipr"]) == 0
+    assert "on the Hub: 0 file(s) deleted" in capsys.readouterr().out
+    assert [type(op).__name__ for op in hub.commits[-1]].count("CommitOperationDelete") == 0
+
+
+def test_a_repo_without_a_manifest_loses_nothing(exported, hub, capsys):
+    earlier_push(hub, {"corpus/test-00000-of-00002.parquet": "x", "notes/how-we-judged.md": "y"}, ours=[])
+    (hub.root / push_module.MANIFEST).unlink()
+    assert run_cli(["push", str(exported("mipr")), "org/mipr", "--dry-run"]) == 0
+    assert capsys.readouterr().out.splitlines()[-4:] == [
+        "on the Hub: 0 file(s) would be deleted (no .mmrhub/manifest.json: no file there was written by an mmrhub "
+        "push), 2 kept (not replaced)",
+        "  keep    corpus/test-00000-of-00002.parquet  (load_dataset reads it with config corpus: delete it on the "
+        "Hub if it is not part of it)",
+        "  keep    notes/how-we-judged.md",
+        "dry run: nothing uploaded, nothing deleted",
+    ]
+
+
+@pytest.mark.parametrize("text", ["[]", "{]", '{"files": ["a", 3]}', "\udcff"])
+def test_a_manifest_mmrhub_did_not_write_is_refused_and_nothing_is_deleted(exported, hub, text, capsys):
+    earlier_push(hub, {"corpus/test-00000-of-00002.parquet": "x"}, ours=[])
+    (hub.root / push_module.MANIFEST).write_bytes(text.encode("utf-8", "surrogateescape"))
+    assert run_cli(["push", str(exported("mipr")), "org/mipr"]) == 1
+    assert capsys.readouterr().err == (
+        "mmrhub push: error: org/mipr/.mmrhub/manifest.json is not a manifest mmrhub wrote (a JSON object whose "
+        "`files` lists paths): it says which files a push may delete. Delete it on the Hub (the push then deletes "
+        "nothing) or restore it, and push again.\n"
+    )
+    assert hub.commits == [] and hub.files() == [".mmrhub/manifest.json", "corpus/test-00000-of-00002.parquet"]
 
 
 def test_push_metric_folder_as_a_gradio_space(metric_folder, hf_api, capsys):
@@ -102,22 +184,29 @@ def test_push_metric_folder_as_a_gradio_space(metric_folder, hf_api, capsys):
     api.create_repo.assert_called_once_with(
         "org/mipr", repo_type="space", private=False, exist_ok=True, space_sdk="gradio"
     )
-    assert api.upload_folder.call_args.kwargs["repo_type"] == "space"
+    kwargs = api.create_commit.call_args.kwargs
+    assert kwargs["repo_type"] == "space"
+    assert [op.path_in_repo for op in kwargs["operations"]] == [
+        "README.md",
+        "app.py",
+        "mipr.py",
+        ".mmrhub/manifest.json",
+    ]
     listed = capsys.readouterr().out.splitlines()
     assert listed[0].startswith("space org/mipr: 3 file(s)")
     assert [line.split()[-1] for line in listed[1:4]] == ["README.md", "app.py", "mipr.py"]  # no __pycache__
 
 
 @pytest.mark.parametrize("name", ["mipr", "m2kr"])
-def test_dry_run_of_the_real_metric_folders(name, hf_api, capsys):
+def test_dry_run_of_the_real_metric_folders(name, hub, capsys):
     folder = REPO_ROOT / "metrics" / name
     assert run_cli(["push", str(folder), f"org/{name}", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"space org/{name}: ")
     for required in ("README.md", "app.py", f"{name}.py"):
         assert f"  {required}\n" in out
-    assert f"on the Hub: nothing is deleted; the files of org/{name} this upload does not replace are kept\n" in out
-    hf_api[0].assert_not_called()
+    assert f"on the Hub: org/{name} does not exist yet (or is private to another account): nothing to delete\n" in out
+    assert hub.commits == [] and not hub.root.exists()
 
 
 def test_dataset_folder_with_a_loading_script_is_refused(exported, tmp_path, hf_api, capsys):
@@ -200,66 +289,31 @@ def test_an_installed_metric_folder_is_found_by_name_from_any_folder(tmp_path, m
     assert f"from {METRICS / 'mipr'}" in out and "app.py" in out and "dry run: nothing uploaded" in out
 
 
-def repo_after_push(api, kwargs: dict, remote: Path) -> list:
-    """Apply to the folder ``remote`` (the repo before the push) the commit that huggingface_hub's own planning makes
-    of the ``upload_folder`` call ``kwargs``, as ``upload_folder`` plans it (additions, deletions, then no deletion
-    of a path that is added); returns the deleted paths."""
-    listing = sorted(p.relative_to(remote).as_posix() for p in remote.rglob("*") if p.is_file())
-    api.list_repo_files = lambda **_: listing
-    deletions = api._prepare_folder_deletions(
-        repo_id=kwargs["repo_id"],
-        repo_type=kwargs["repo_type"],
-        revision=None,
-        path_in_repo="",
-        delete_patterns=kwargs.get("delete_patterns"),
-    )
-    additions = api._prepare_upload_folder_additions(
-        kwargs["folder_path"], "", ignore_patterns=kwargs["ignore_patterns"], repo_type=kwargs["repo_type"]
-    )
-    added = {op.path_in_repo for op in additions}
-    deleted = [op.path_in_repo for op in deletions if op.path_in_repo not in added]
-    for path in deleted:
-        (remote / path).unlink()
-    for op in additions:
-        (remote / op.path_in_repo).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(op.path_or_fileobj, remote / op.path_in_repo)
-    return deleted
-
-
-def test_a_push_into_an_existing_repo_leaves_exactly_the_export(exported, monkeypatch, tmp_path):
+def test_a_push_into_an_existing_repo_leaves_exactly_the_export(exported, hub, tmp_path):
     from datasets import load_dataset
 
     out = exported("mipr")
-    # the repo as an earlier export with two corpus shards left it, plus files the exports never write
-    remote = shutil.copytree(out, tmp_path / "remote", ignore=shutil.ignore_patterns(".*"))
-    shard = remote / "corpus" / "test-00000-of-00001.parquet"
-    shard.rename(remote / "corpus" / "test-00000-of-00002.parquet")
-    shutil.copyfile(
-        remote / "corpus" / "test-00000-of-00002.parquet", remote / "corpus" / "test-00001-of-00002.parquet"
+    # the repo as an earlier push of an export with two corpus shards left it, plus a file the exports never write
+    shards = ["corpus/test-00000-of-00002.parquet", "corpus/test-00001-of-00002.parquet"]
+    earlier_push(
+        hub,
+        {"notes/how-we-judged.md": "ours\n", ".gitattributes": "*.parquet filter=lfs\n", **dict.fromkeys(shards, "")},
+        ours=shards,
     )
-    (remote / ".gitattributes").write_text("*.parquet filter=lfs diff=lfs merge=lfs -text\n")
-    (remote / "notes").mkdir()
-    (remote / "notes" / "how-we-judged.md").write_text("ours\n")
-
-    api = RealHfApi(token="hf_test_token")  # the Hub client's own planning; every network call replaced
-    calls = []
-    monkeypatch.setattr(api, "create_repo", lambda *args, **kwargs: "https://huggingface.co/datasets/org/mipr")
-    monkeypatch.setattr(api, "upload_folder", lambda **kwargs: calls.append(kwargs))
-    monkeypatch.setattr(api, "_validate_yaml", lambda *args, **kwargs: None)
-    monkeypatch.setattr(push_module, "HfApi", lambda token: api)
+    for shard in shards:
+        shutil.copyfile(out / "corpus" / "test-00000-of-00001.parquet", hub.root / shard)
     push_module.push(push_module.plan(out, "org/mipr"), token="hf_test_token")
-
-    deleted = repo_after_push(api, calls[0], remote)
-    assert deleted == ["corpus/test-00000-of-00002.parquet", "corpus/test-00001-of-00002.parquet"]
-    assert sorted(p.relative_to(remote).as_posix() for p in remote.rglob("*") if p.is_file()) == [
+    assert [op.path_in_repo for op in hub.commits[0] if isinstance(op, CommitOperationDelete)] == shards
+    assert hub.files() == [
         ".gitattributes",
+        ".mmrhub/manifest.json",
         "README.md",
         "corpus/test-00000-of-00001.parquet",
         "notes/how-we-judged.md",
         "qrels/test-00000-of-00001.parquet",
         "queries/test-00000-of-00001.parquet",
     ]
-    corpus = load_dataset(str(remote), "corpus", split="test", cache_dir=str(tmp_path / "cache"))
+    corpus = load_dataset(str(hub.root), "corpus", split="test", cache_dir=str(tmp_path / "cache"))
     assert corpus.num_rows == 254  # not 508: the stale shard is gone
 
 

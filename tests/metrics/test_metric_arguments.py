@@ -128,3 +128,16 @@ def test_columns_of_different_lengths_are_refused(modules):
     assert str(error.value) == (
         "m2kr: rows per column differ (predictions 0, references 1); every column has one row per query"
     )
+
+
+@pytest.mark.parametrize("name", ["mipr", "m2kr"])
+@pytest.mark.parametrize("column", ["predictions", "references"])
+def test_a_dict_for_a_column_is_refused_by_name(modules, name, column):
+    columns = {"predictions": [["a"]], **(JUDGED if name == "mipr" else {"references": [["a"]]})}
+    columns[column] = {"q1": columns[column][0]}
+    with pytest.raises(ValueError) as error:
+        modules[name].compute(**columns)
+    assert str(error.value) == (
+        f"{column}: expected one list of strings per query, got dict; for a run keyed by query id pass "
+        f"{column}=list(run.values()) and query_ids=list(run)"
+    )

@@ -121,3 +121,38 @@ def test_default_instruction_gives_every_query_the_presets(model, role):
     assert ModelSettings().resolve(model, role).row_instructions
     settings = ModelSettings(row_instructions=False).resolve(model, role)
     assert not settings.row_instructions and settings.query_instruction  # the preset's own instruction stays
+
+
+@pytest.mark.parametrize(
+    ("file", "key", "said"),
+    [
+        ("tokenizer.json", ("added_tokens",), "KeyError: a field missing: 'added_tokens'"),
+        ("tokenizer.json", ("model", "unk_token"), "Exception: missing field `unk_token` at line 1 column "),
+        ("config.json", ("vision_config", "patch_size"), "RuntimeError: You set `ignore_mismatched_sizes` to "),
+        ("config.json", ("text_config", "num_attention_heads"), "StrictDataclassClassValidationError: ValueError: "),
+    ],
+)
+def test_a_damaged_model_file_is_one_line_naming_the_model(tmp_path, capsys, file, key, said):
+    for module in ("torch", "transformers", "threadpoolctl"):
+        pytest.importorskip(module)
+    from tiny_models import build_tiny_chinese_clip
+
+    from mmrhub.cli import main
+
+    model = build_tiny_chinese_clip(tmp_path / "clip", ["除垢剂"])
+    data = json.loads((model / file).read_text())
+    *parents, last = key
+    holder = data
+    for name in parents:
+        holder = holder[name]
+    del holder[last]
+    (model / file).write_text(json.dumps(data))
+    argv = ["retrieve", "mipr", "--model", str(model), "--preset", "chinese-clip", "--no-cache", "--num-workers", "0"]
+    assert main([*argv, "--output", str(tmp_path / "run.json")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"mmrhub retrieve: error: --model {model}: its files cannot be loaded ({said}"), err
+    assert err.endswith(
+        "); one of them (config.json, tokenizer.json, the weights) is damaged or of another model: download the "
+        "model again."
+    )
+    assert not (tmp_path / "run.json").exists()

@@ -81,6 +81,14 @@ def test_zero_in_compare_and_oracle_rows(tmp_path, capsys):
     assert len(captured.out.strip().splitlines()) == 3  # header, the run, the oracle of its pools
 
 
+def test_oracle_says_how_many_queries_its_baseline_lacks(tmp_path, capsys):
+    path, _ = without_queries(tmp_path, MIPR_RERANKED)
+    assert main(["oracle", "mipr", str(path), "--missing-queries", "zero"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("missing from a run") == 1
+    assert "_Judged queries missing from a run, scored 0 (--missing-queries zero): Candidate-pool Oracle 3._" in out
+
+
 def test_zero_for_m2kr(tmp_path, capsys):
     path, entries = without_queries(tmp_path, M2KR_RUN, dropped={json.loads(M2KR_RUN.read_text())[0]["qid"]})
     assert main(["evaluate", "m2kr", str(path), "--per-query", "--missing-queries", "zero"]) == 0

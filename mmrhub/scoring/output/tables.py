@@ -59,9 +59,10 @@ def per_query_table(per_query: dict, format: str = "markdown") -> str:
 
 
 def one_line(text: str) -> str:
-    """A cell's text on one line: the newlines and tabs that ``printable`` keeps (a run's file name may hold them)
-    shown as ``\\n`` and ``\\t``, so that no name splits a row of the text formats."""
-    return text.replace("\n", "\\n").replace("\t", "\\t")
+    """A cell's text on one line: every control character escaped (``printable``), newlines and tabs too (a run's
+    file name may hold a carriage return, a vertical tab or a line separator), so that no name splits a row of the
+    text formats, whatever table it heads."""
+    return printable(text).replace("\n", "\\n").replace("\t", "\\t")
 
 
 def markdown(rows: list) -> str:

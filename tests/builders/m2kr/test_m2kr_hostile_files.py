@@ -484,3 +484,26 @@ def test_datasets36_script_offline_without_data_dir_says_to_pass_data_dir(tmp_pa
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout.strip().splitlines()[-1]
     assert out.startswith("M2krDataError No data_dir given") and "pass data_dir= a local folder" in out
+
+
+@pytest.mark.parametrize("parts", [[b"", b"", b""], [b"PK", b"", b""], [zip_bytes([]), b"", b""]])
+def test_an_empty_or_cut_passage_archive_is_one_line_naming_it(data_dir, tmp_path, parts):
+    for name, data in zip(PASSAGE_PARTS, parts):
+        (data_dir / name).write_bytes(data)
+    with pytest.raises(m2kr.M2krDataError) as error:
+        m2kr.load("challenge_passage", data_dir=str(data_dir), cache_dir=str(tmp_path / "cache"))
+    assert str(error.value) == (
+        f"{label(data_dir)}: {sum(map(len, parts)):,} bytes in all, too short for a zip archive holding any file "
+        "(the download is empty or cut short): download it again."
+    )
+
+
+@pytest.mark.parametrize("data", [b"", zip_bytes([])])
+def test_an_empty_query_archive_is_one_line_naming_it(data_dir, tmp_path, data):
+    (data_dir / "query_images.zip").write_bytes(data)
+    with pytest.raises(m2kr.M2krDataError) as error:
+        m2kr.load("challenge_data", data_dir=str(data_dir), cache_dir=str(tmp_path / "cache"))
+    assert str(error.value) == (
+        f"{data_dir / 'query_images.zip'}: {len(data)} bytes, too short for a zip archive holding any file (the "
+        "download is empty or cut short): download it again."
+    )
