@@ -26,8 +26,8 @@ from mmrhub.retrieve.model_inputs import refuse_pixel_budget
 from mmrhub.retrieve.model_inputs import rgb
 from mmrhub.retrieve.model_inputs import to_device
 from mmrhub.retrieve.model_inputs import with_text
-from mmrhub.retrieve.multi_vector import build_preflmr
 from mmrhub.retrieve.model_loading import damaged_files
+from mmrhub.retrieve.multi_vector import build_preflmr
 from mmrhub.retrieve.presets import Preset
 from mmrhub.retrieve.presets import instruction
 from mmrhub.retrieve.provenance import model_identity
