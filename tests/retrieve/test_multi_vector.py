@@ -279,7 +279,7 @@ def test_baseline_m2kr_paper_reranks_only_when_a_reranker_is_given(tmp_path):
     assert rerank_options.settings.resolve(rerank_options.model, "reranker").row_instructions  # each query's own
     args = parser.parse_args(["baseline", "m2kr", "--paper", "--reranker-model", "R", "--reranker-default-instruction"])
     _, rerank_options = baseline.pipeline_options(args)
-    assert rerank_options.settings.row_instructions is False
+    assert rerank_options.settings.default_instruction is True
     assert not rerank_options.settings.resolve(rerank_options.model, "reranker").row_instructions
 
 
