@@ -401,3 +401,15 @@ def test_the_config_chooses_which_tensors_are_read(checkpoint, encoder, tmp_path
     ours, theirs = vectors(encoder, rows, "queries")[0], vectors(shared, rows, "queries")[0]
     assert torch.equal(ours[:, 32:64], theirs[:, 32:64])  # the same (query-side) vision tower and projection
     assert not torch.allclose(ours[:, :32], theirs[:, :32])  # the passages' BERT now encodes the queries
+
+
+def test_stored_position_ids_are_accepted(checkpoint, encoder, tmp_path):
+    # checkpoints saved by older transformers keep BERT's and CLIP's position ids; the model makes its own
+    extra = {
+        "context_text_encoder.bert_model.embeddings.position_ids": torch.arange(512)[None],
+        "context_vision_encoder.vision_model.vision_model.embeddings.position_ids": torch.arange(5)[None],
+    }
+    folder = copy(checkpoint, tmp_path)
+    rewrite(folder, lambda tensors: {**tensors, **extra})
+    rows = passage_rows(2)
+    assert torch.equal(vectors(load(folder), rows, "corpus")[0], vectors(encoder, rows, "corpus")[0])
