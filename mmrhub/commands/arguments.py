@@ -368,9 +368,8 @@ def add_preset_arguments(group, role: str, prefix: str = "") -> None:
         )
     group.add_argument(
         f"--{prefix}default-instruction",
-        dest=f"{prefix.replace('-', '_')}row_instructions",
-        action="store_const",
-        const=False,
+        dest=f"{prefix.replace('-', '_')}default_instruction",
+        action="store_true",
         help="every query gets the preset's instruction, not its row's own (M2KR's queries carry one; the Qwen3-VL "
         "presets take each row's, as QwenLM's evaluation does)",
     )
@@ -406,7 +405,7 @@ def model_settings(args, prefix: str = "") -> ModelSettings:
         max_length=getattr(args, f"{prefix}max_length"),
         exif_orientation=getattr(args, f"{prefix}exif_orientation", None),
         image_processor=getattr(args, f"{prefix}image_processor", None),
-        row_instructions=getattr(args, f"{prefix}row_instructions", None),
+        default_instruction=getattr(args, f"{prefix}default_instruction", False),
     )
 
 

@@ -6,6 +6,7 @@ CUDA), so the padded vectors of the whole corpus never exist at once; the packed
 processes, cached, and searched exactly (``maxsim.maxsim_topk``).
 """
 
+import json
 import logging
 from pathlib import Path
 
@@ -188,7 +189,9 @@ class TokenCache:
     settings, passage dtype, corpus fingerprint)."""
 
     def __init__(self, cache_dir, encoder_identity: dict, data_fingerprint: str, num_items: int):
-        self.manifest = {"encoder": encoder_identity, "data": data_fingerprint, "num_items": num_items}
+        manifest = {"encoder": encoder_identity, "data": data_fingerprint, "num_items": num_items}
+        # as the entry's JSON will hold it (tuples read back as lists), so that a stored manifest compares equal
+        self.manifest = json.loads(json.dumps(manifest, default=str))
         self.key = cache_key({"tokens": encoder_identity}, data_fingerprint)
         self.folder = Path(cache_dir or default_dir()) / self.key
 

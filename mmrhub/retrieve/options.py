@@ -110,7 +110,7 @@ class ModelSettings:
     max_length: int | None = None  # tokens; text is cut, image tokens never
     exif_orientation: str | None = None  # "apply" or "ignore" (images.EXIF_CHOICES)
     image_processor: str | None = None  # PreFLMR: Hub id or folder of the CLIP image processor
-    row_instructions: bool | None = None  # False: every query gets the preset's instruction, not its row's own
+    default_instruction: bool = False  # every query gets the preset's instruction, not its row's own
 
     def resolve(self, model_id: str, role: str) -> Preset:
         """The settings a run of ``model_id`` in ``role`` uses."""

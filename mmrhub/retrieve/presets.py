@@ -206,12 +206,12 @@ _FAMILIES = (
 )
 
 
-def resolve(model_id: str, name: str | None, role: str, **overrides) -> Preset:
+def resolve(model_id: str, name: str | None, role: str, default_instruction: bool = False, **overrides) -> Preset:
     """The settings a run uses: the preset (``preset_for``) with the given overrides; without a preset, a
     ``none`` one holding the overrides alone (the checkpoint decides the rest). A query instruction given
-    overrides the rows' own ones too."""
+    overrides the rows' own ones too, and ``default_instruction`` gives every query the preset's."""
     preset = preset_for(model_id, name, role) or Preset(name=NONE, role=role)
-    if overrides.get("query_instruction") is not None:
+    if overrides.get("query_instruction") is not None or default_instruction:
         preset = replace(preset, row_instructions=False)
     if overrides.get("image_processor") is not None and preset.backend != PREFLMR.backend:
         raise ValueError(

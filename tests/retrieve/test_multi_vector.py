@@ -279,5 +279,46 @@ def test_baseline_m2kr_paper_reranks_only_when_a_reranker_is_given(tmp_path):
     assert rerank_options.settings.resolve(rerank_options.model, "reranker").row_instructions  # each query's own
     args = parser.parse_args(["baseline", "m2kr", "--paper", "--reranker-model", "R", "--reranker-default-instruction"])
     _, rerank_options = baseline.pipeline_options(args)
-    assert rerank_options.settings.row_instructions is False
+    assert rerank_options.settings.default_instruction is True
     assert not rerank_options.settings.resolve(rerank_options.model, "reranker").row_instructions
+
+
+@pytest.mark.slow  # the tiny PreFLMR, three runs of the M2KR sample
+def test_the_tiny_preflmr_run_is_remade_byte_for_byte_from_the_cache_and_by_rerun(tmp_path, capsys):
+    from tiny_models import PREFLMR_PROCESSOR
+    from tiny_models import build_preflmr
+
+    from mmrhub.cli import main
+
+    checkpoint = build_preflmr(tmp_path / "PreFLMR-tiny")
+    options = ["--image-processor", checkpoint / PREFLMR_PROCESSOR, "--cache-dir", tmp_path / "cache"]
+    first, _, _ = retrieve(tmp_path, "m2kr", "--model", checkpoint, "--top-k", 10, *options, name="first.json")
+    second, _, stats = retrieve(tmp_path, "m2kr", "--model", checkpoint, "--top-k", 10, *options, name="second.json")
+    assert stats["phases"]["embed corpus"] == {"items": 0, "cached": 300}
+    assert second.read_bytes() == first.read_bytes()
+    meta = json.loads((tmp_path / "first.json.meta.json").read_text())
+    assert (meta["preset"], meta["backend"]) == ("preflmr", "preflmr")  # from the folder's name
+    assert meta["search"]["passage_dtype"] == "torch.float32" and meta["search"]["kept_tokens"] > 300
+    capsys.readouterr()
+    assert main(["rerun", str(tmp_path / "first.json.meta.json"), "--no-eval"]) == 0
+    assert "The repeated run is identical to the recorded one, byte for byte." in capsys.readouterr().out
+
+
+def test_the_token_cache_round_trips_and_refuses_what_it_cannot_vouch_for(tmp_path):
+    import torch
+
+    from mmrhub.retrieve.maxsim import pack
+    from mmrhub.retrieve.multi_vector import TokenCache
+
+    identity = {"model": "m", "skip_ids": (1, 2)}  # a tuple: read back from JSON as a list
+    kept = torch.tensor([[1, 1, 0, 0], [1, 0, 0, 0], [1, 1, 1, 1]]).bool()
+    packed = pack(torch.randn(3, 4, 8), kept, dtype=torch.float16)  # as on a GPU
+    assert TokenCache(tmp_path, identity, "data", 3).save(packed)
+    loaded = TokenCache(tmp_path, identity, "data", 3).load()
+    assert loaded.vectors.dtype == torch.float16 and torch.equal(loaded.vectors, packed.vectors)
+    assert loaded.offsets.tolist() == [0, 2, 3, 7]
+    assert TokenCache(tmp_path, {**identity, "model": "other"}, "data", 3).load() is None
+    assert TokenCache(tmp_path, identity, "other data", 3).load() is None
+    cache = TokenCache(tmp_path, identity, "data", 3)
+    (cache.folder / "offsets.npy").write_bytes(b"damaged")
+    assert cache.load() is None

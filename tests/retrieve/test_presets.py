@@ -119,7 +119,7 @@ def test_image_processor_is_refused_outside_preflmr_in_one_line():
 )
 def test_default_instruction_gives_every_query_the_presets(model, role):
     assert ModelSettings().resolve(model, role).row_instructions
-    settings = ModelSettings(row_instructions=False).resolve(model, role)
+    settings = ModelSettings(default_instruction=True).resolve(model, role)
     assert not settings.row_instructions and settings.query_instruction  # the preset's own instruction stays
 
 

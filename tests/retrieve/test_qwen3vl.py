@@ -229,7 +229,7 @@ def test_reranker_gives_each_query_its_own_instruction_as_the_authors_evaluation
     from mmrhub.retrieve.options import ModelSettings
     from mmrhub.retrieve.rerank.model import Reranker
 
-    asked = ModelSettings(row_instructions=False if default_instruction else None)
+    asked = ModelSettings(default_instruction=default_instruction)
     settings = asked.resolve(str(qwen_reranker), "reranker")
     assert settings.row_instructions is not default_instruction
     reranker = Reranker(str(qwen_reranker), settings)
@@ -272,7 +272,7 @@ def test_rerank_of_m2kr_records_which_instruction_it_gave(tmp_path, qwen_reranke
     argv += ["--default-instruction", "--output", str(tmp_path / "default.json")]
     assert run(rerank_options(build_parser().parse_args(argv))) == 0
     meta = json.loads((tmp_path / "default.json.meta.json").read_text())
-    assert meta["settings"]["row_instructions"] is False and meta["options"]["settings"]["row_instructions"] is False
+    assert meta["settings"]["row_instructions"] is False and meta["options"]["settings"]["default_instruction"]
     assert meta["instruction"] == repr(QWEN3_VL_RERANKER.query_instruction)
     own, default = json.loads((tmp_path / "own.json").read_text()), json.loads((tmp_path / "default.json").read_text())
     assert [entry["ranked"][0]["score"] for entry in own] != [entry["ranked"][0]["score"] for entry in default]
