@@ -2,6 +2,7 @@
 
 import hashlib
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 from typing import NamedTuple
 from typing import Optional
@@ -10,6 +11,7 @@ import torch
 
 from mmrhub.declaration import Side
 from mmrhub.retrieve import distributed
+from mmrhub.retrieve.image_digests import image_digests
 from mmrhub.retrieve.images import EXIF_APPLY
 from mmrhub.retrieve.images import decoded
 from mmrhub.retrieve.options import DataOptions
@@ -26,6 +28,21 @@ class LoadedSide:
     dataset: "Dataset"
     table: Side
     ids: list  # a plain list: indexing a datasets Column costs a formatting call per item
+
+    @cached_property
+    def image_digests(self) -> list:
+        """Each row's image digest (``image_digests``: what its bytes hash to), computed once a run."""
+        return image_digests(self.dataset)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """``fingerprint`` of this side, computed once a run."""
+        return fingerprint(self.dataset, self.table, self.image_digests)
+
+    def images_record(self) -> dict:
+        """{image name: digest} of this side's images, for the run's record (``provenance.data_record``)."""
+        names = self.dataset.select_columns([self.table.image_name_column])[self.table.image_name_column]
+        return {name: digest for name, digest in zip(names, self.image_digests) if digest is not None}
 
 
 def load_side(data: DataOptions, side: str) -> LoadedSide:
@@ -49,8 +66,9 @@ def load_both_sides(data: DataOptions, context):
     return queries, corpus
 
 
-def fingerprint(dataset, table) -> str:
-    """Content hash of ids, texts and image names: what the embeddings depend on, independent of the data's path."""
+def fingerprint(dataset, table, digests: list) -> str:
+    """Content hash of ids, texts, image names and each image's ``digests`` (its bytes): what the embeddings and
+    scores depend on, independent of the data's path."""
     digest = hashlib.sha256()
     columns = dataset.select_columns([table.id_column, table.text_column, table.image_name_column])
     for batch in columns.with_format("arrow").iter(batch_size=10_000):
@@ -58,6 +76,9 @@ def fingerprint(dataset, table) -> str:
             digest.update(name.encode())
             for value in batch[name].to_pylist():
                 digest.update(b"\x00" if value is None else b"\x01" + value.encode() + b"\x00")
+    digest.update(b"image bytes")
+    for value in digests:
+        digest.update(b"\x00" if value is None else b"\x01" + value.encode() + b"\x00")
     return digest.hexdigest()
 
 

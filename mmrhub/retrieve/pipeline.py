@@ -9,7 +9,6 @@ from tqdm.auto import tqdm
 from mmrhub.retrieve import distributed
 from mmrhub.retrieve.data_loading import Items
 from mmrhub.retrieve.data_loading import LoadedSide
-from mmrhub.retrieve.data_loading import fingerprint
 from mmrhub.retrieve.data_loading import load_both_sides
 from mmrhub.retrieve.data_loading import loader
 from mmrhub.retrieve.distributed import resolve_dtype
@@ -75,8 +74,7 @@ def corpus_embeddings(corpus: LoadedSide, encoder, context, options: RetrieveOpt
     runtime = options.runtime
     cache = None
     if runtime.use_cache and context.is_main:
-        data = fingerprint(corpus.dataset, corpus.table)
-        cache = EmbeddingCache(runtime.cache_dir, encoder.identity, data, len(corpus.dataset))
+        cache = EmbeddingCache(runtime.cache_dir, encoder.identity, corpus.fingerprint, len(corpus.dataset))
     cached = cache.load() if cache is not None else None
     if distributed.broadcast(cached is not None, context):
         if not context.is_main:
@@ -164,7 +162,7 @@ def _run(options: RetrieveOptions, context) -> int:
         settings,
         backend=options.backend,
         options=options_record(options),
-        data=data_record(data, queries, corpus, fingerprint),
+        data=data_record(data, queries, corpus),
         **candidates_record(options.candidates),
         **environment_record(context.device, dtype),
     )

@@ -14,7 +14,6 @@ from tqdm.auto import tqdm
 from mmrhub.retrieve import distributed
 from mmrhub.retrieve.data_loading import Items
 from mmrhub.retrieve.data_loading import LoadedSide
-from mmrhub.retrieve.data_loading import fingerprint
 from mmrhub.retrieve.data_loading import load_both_sides
 from mmrhub.retrieve.data_loading import worker_context
 from mmrhub.retrieve.distributed import resolve_dtype
@@ -63,7 +62,7 @@ def _run(options: RerankOptions, context) -> int:
         candidates = read_pools(options.candidates, truth, queries.ids, corpus.ids).tolist()
         pools = [[c for c in row if c >= 0] for row in candidates]
         if runtime.use_cache:
-            fingerprints = fingerprint(queries.dataset, queries.table) + fingerprint(corpus.dataset, corpus.table)
+            fingerprints = queries.fingerprint + corpus.fingerprint
     pools, fingerprints = distributed.broadcast((pools, fingerprints), context)
 
     started = time.perf_counter()
@@ -100,7 +99,7 @@ def _run(options: RerankOptions, context) -> int:
         reranker.identity,
         settings,
         options=options_record(options),
-        data=data_record(data, queries, corpus, fingerprint),
+        data=data_record(data, queries, corpus),
         **candidates_record(options.candidates),
         **environment_record(context.device, dtype),
     )
