@@ -77,8 +77,7 @@ def fingerprint(dataset, table, digests: list) -> str:
             for value in batch[name].to_pylist():
                 digest.update(b"\x00" if value is None else b"\x01" + value.encode() + b"\x00")
     digest.update(b"image bytes")
-    for value in digests:
-        digest.update(b"\x00" if value is None else b"\x01" + value.encode() + b"\x00")
+    digest.update("".join("\x00" if value is None else f"\x01{value}\x00" for value in digests).encode())
     return digest.hexdigest()
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import mmr_cache
 from mmrhub.writing import new_entry
 
-FILE = "digests.json"
+FILES = ("names", "stats", "digests")  # the arrays of a folder's entry, each NAME.npy
 SETTLE_NS = 2_000_000_000  # files changed this recently are hashed but not remembered
 NO_IMAGE = None
 
@@ -36,21 +36,21 @@ def image_digests(dataset, column: str = "image", cache_dir=None) -> list:
     naming how it was made (``xxh3:`` or ``crc32:``), or None for a row without an image."""
     values = dataset.select_columns([column]).with_format("arrow")[:][column].combine_chunks()
     paths, data = values.field("path").to_pylist(), values.field("bytes")
-    data = data.to_pylist() if data.null_count < len(data) else [None] * len(paths)
+    held = data.to_pylist() if data.null_count < len(data) else None
     digests = [NO_IMAGE] * len(paths)
     local = defaultdict(list)  # folder -> [(row, file name)]
-    archives = defaultdict(list)  # archive url -> [(row, member)]
+    archives = defaultdict(list)  # (protocol, archive) -> [(row, member)]
     for row, path in enumerate(paths):
-        if data[row] is not None:
-            digests[row] = "xxh3:" + mmr_cache.bytes_hash(data[row])
+        if held is not None and held[row] is not None:
+            digests[row] = "xxh3:" + mmr_cache.bytes_hash(held[row])
         elif path is None:
             continue
-        elif "::" in path or "://" in path:
+        elif "://" in path:
             member, _, target = path.partition("::")
-            protocol, _, member = member.rpartition("://")
+            protocol, _, member = member.partition("://")
             archives[(protocol, target)].append((row, member))
         else:
-            folder, name = os.path.split(os.path.abspath(path))
+            folder, _, name = (path if path.startswith("/") else os.path.abspath(path)).rpartition("/")
             local[folder].append((row, name))
     for folder, rows in local.items():
         for (row, _), digest in zip(rows, FolderDigests(folder, cache_dir).digests([name for _, name in rows])):
@@ -82,65 +82,75 @@ def member_digests(protocol: str, target: str, members: list) -> list:
     return digests
 
 
-def stat_signature(state: os.stat_result) -> list:
-    """What must be unchanged for a remembered digest to stand: device, inode, size, modification and change
-    times (ns)."""
-    return [state.st_dev, state.st_ino, state.st_size, state.st_mtime_ns, state.st_ctime_ns]
+def stat_signatures(paths: list):
+    """(n, 5) int64: what must be unchanged for a remembered digest to stand (device, inode, size, modification and
+    change times in ns), for each of ``paths``; an error naming an image that cannot be read."""
+    import numpy as np
+
+    rows = []
+    for path in paths:
+        try:
+            state = os.stat(path)
+        except OSError as err:
+            raise OSError(err.errno, f"cannot read the image {path}: {err.strerror}") from None
+        rows.append((state.st_dev, state.st_ino, state.st_size, state.st_mtime_ns, state.st_ctime_ns))
+    return np.array(rows, dtype=np.int64).reshape(len(rows), 5)
 
 
 class FolderDigests:
-    """The digests of the images in one folder, remembered between runs in the cache entry of that folder."""
+    """The digests of the images in one folder, remembered between runs in the cache entry of that folder: file
+    names (``names.npy``), their stat signatures (``stats.npy``) and digests (``digests.npy``)."""
 
     def __init__(self, folder: str, cache_dir=None):
         self.folder = folder
         self.key = mmr_cache.key_of("image-digests", folder)
         self.entry = Path(cache_dir or default_dir()) / self.key
 
-    def remembered(self) -> dict:
-        """{file name: stat signature + [digest]} from the folder's entry; empty when absent or not vouching."""
-        import json
+    def remembered(self):
+        """(names, signatures, digests) from the folder's entry; None when absent or not vouching for its bytes."""
+        import numpy as np
 
         if mmr_cache.read_entry(self.entry, self.key) is None:
-            return {}
+            return None
         try:
-            files = json.loads((self.entry / FILE).read_text(encoding="utf-8"))
+            arrays = [np.load(self.entry / f"{name}.npy", allow_pickle=False) for name in FILES]
         except (OSError, ValueError):
-            return {}
-        return files if isinstance(files, dict) else {}
+            return None
+        names, stats, digests = arrays
+        if stats.shape != (len(names), 5) or digests.shape != (len(names),):
+            return None
+        return names.tolist(), stats, digests.tolist()
 
     def digests(self, names: list) -> list:
-        """``xxh3:<hash>`` of each file in ``names``: remembered where its stat is unchanged, else hashed (and
-        remembered unless written within ``SETTLE_NS``). A missing or unreadable image raises, naming it."""
-        known = self.remembered()
-        changed = False
-        out = []
-        for name in names:
-            path = os.path.join(self.folder, name)
-            try:
-                signature = stat_signature(os.stat(path))
-                found = known.get(name)
-                if found is not None and found[:-1] == signature:
-                    out.append(found[-1])
-                    continue
-                digest = "xxh3:" + mmr_cache.content_hash(path)
-            except OSError as err:
-                raise OSError(err.errno, f"cannot read the image {path}: {err.strerror}") from None
-            out.append(digest)
-            if max(signature[3], signature[4]) < time.time_ns() - SETTLE_NS:
-                known[name] = signature + [digest]
-                changed = True
-            elif known.pop(name, None) is not None:
-                changed = True
-        if changed:
-            self.save(known)
-        return out
+        """``xxh3:<hash>`` of each file in ``names``: remembered where its stat signature is unchanged, else hashed
+        (and remembered unless written within ``SETTLE_NS``)."""
+        import numpy as np
 
-    def save(self, known: dict) -> None:
-        """Remember ``known``; a cache that cannot be written is skipped (every file is hashed next time)."""
-        import json
+        paths = [f"{self.folder}/{name}" for name in names]
+        stats = stat_signatures(paths)
+        digests = [None] * len(names)
+        known = self.remembered()
+        if known is not None and known[0]:
+            where = dict(zip(known[0], range(len(known[0]))))
+            rows = np.array([where.get(name, -1) for name in names], dtype=np.int64)
+            same = (rows >= 0) & (known[1][rows] == stats).all(axis=1)
+            for row in np.flatnonzero(same).tolist():
+                digests[row] = known[2][rows[row]]
+        for row in [row for row, digest in enumerate(digests) if digest is None]:
+            digests[row] = mmr_cache.content_hash(paths[row])
+        settled = stats[:, 3:].max(axis=1, initial=0) < time.time_ns() - SETTLE_NS
+        keep = [name for name, ok in zip(names, settled.tolist()) if ok]
+        if known is None or keep != known[0] or not np.array_equal(stats[settled], known[1]):
+            self.save(keep, stats[settled], [d for d, ok in zip(digests, settled.tolist()) if ok])
+        return ["xxh3:" + digest for digest in digests]
+
+    def save(self, names: list, stats, digests: list) -> None:
+        """Remember these files; a cache that cannot be written is skipped (they are hashed again next time)."""
+        import numpy as np
 
         try:
             with new_entry(self.entry, self.key, {"folder": self.folder}) as work:
-                (work / FILE).write_text(json.dumps(known, separators=(",", ":")), encoding="utf-8")
+                for name, values in zip(FILES, (names, stats, digests)):
+                    np.save(work / f"{name}.npy", np.array(values, dtype=np.str_ if name != "stats" else np.int64))
         except OSError:
             pass

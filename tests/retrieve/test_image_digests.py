@@ -117,9 +117,10 @@ def test_a_damaged_digest_entry_is_not_trusted(corpus, tmp_path, monkeypatch):
     monkeypatch.setattr(digests_module, "SETTLE_NS", 0)
     cache = tmp_path / "cache"
     first = image_digests(dataset, cache_dir=cache)
-    (entry,) = [path for path in cache.rglob(digests_module.FILE)]
-    text = entry.read_text()
-    entry.write_text(text.replace(first[0].removeprefix("xxh3:"), "0" * 32))
+    (entry,) = [path for path in cache.rglob("digests.npy")]
+    stored = entry.read_bytes()
+    assert stored.count(first[0].removeprefix("xxh3:").encode("utf-32-le")) == 1
+    entry.write_bytes(stored.replace(first[0].removeprefix("xxh3:").encode("utf-32-le"), "0".encode("utf-32-le") * 32))
     assert image_digests(dataset, cache_dir=cache) == first
 
 
