@@ -143,7 +143,32 @@ def loader(items: Items, collate, batch_size: int, num_workers: int, pin_memory:
         persistent_workers=False,
         prefetch_factor=2 if num_workers else None,  # two batches ready per worker: enough, and bounded memory
         multiprocessing_context=worker_context(num_workers),
+        worker_init_fn=keep_freed_memory if num_workers else None,
     )
+
+
+# glibc's M_MMAP_THRESHOLD and M_TRIM_THRESHOLD (mallopt's parameter numbers) and the size kept under both.
+_MMAP_THRESHOLD, _TRIM_THRESHOLD, _KEPT = -3, -1, 1 << 30
+
+
+def keep_freed_memory(worker_id: int = 0) -> None:
+    """Run in each DataLoader worker: keep freed memory in the process's heap for the next batch. By default glibc
+    maps each block of 32 MiB or more afresh and hands it back when freed, so every batch's pixel values (a hundred
+    MB in float32 for 16 product photos, made and copied four times by the processor) touch new pages, and the page
+    faults were half a worker's time. The same bytes are computed; a worker keeps its largest batch's memory. Only
+    with glibc (Linux); elsewhere nothing changes."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+        mallopt = libc.mallopt if libc is not None else None
+    except (OSError, AttributeError):
+        return
+    if mallopt is not None:
+        mallopt(_MMAP_THRESHOLD, _KEPT)
+        mallopt(_TRIM_THRESHOLD, _KEPT)
 
 
 def worker_context(num_workers: int):

@@ -142,8 +142,9 @@ class Reranker:
         model's processor (chat template, patching, tokenising), as ``CrossEncoder.predict`` preprocesses them."""
         if self.max_length:
             pairs = [self.fit(pair) for pair in pairs]
-        features = self.model.preprocess(pairs, prompt=self.resolved_prompt)
-        return self.compact(features) if self.compact is not None else features
+        if self.compact is not None:
+            return self.compact.preprocess(self.model, pairs, prompt=self.resolved_prompt)
+        return self.model.preprocess(pairs, prompt=self.resolved_prompt)
 
     def fit(self, pair):
         """A pair whose rendered conversation fits the token budget: the candidate's text cut first, then the
@@ -166,7 +167,7 @@ class Reranker:
     def score(self, features) -> torch.Tensor:
         """One forward pass over a prepared batch, its tensors moved without waiting: float32 scores on CPU, in batch
         order. What ``CrossEncoder.predict`` does after preprocessing: upcast, then the model's activation."""
-        scores = self.model(to_device(features, self.model.device))["scores"].float()
+        scores = self.model(to_device(features, self.model.device, self.compact))["scores"].float()
         return self.model.activation_fn(scores).reshape(len(scores)).cpu()
 
 
