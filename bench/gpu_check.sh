@@ -5,7 +5,9 @@
 # (`scripts/embed_retrieve.py`, `scripts/rerank.py`, presets on) and synthetic MIPR-shaped data (800x800 JPEG
 # products and query photos, Chinese titles), it measures:
 #   1. the feed rate: items/s the CPU prepares per worker core, the main process's share, and what all this host's
-#      cores feed (bench/feed_cpu.py, full-size images, the workers sending what they send to a bf16 CUDA model);
+#      cores feed (bench/feed_cpu.py, full-size images, the workers sending what they send to a bf16 CUDA model),
+#      and that pixel values sent as bytes are normalised on the GPU to the processor's very values
+#      (bench/pixels_on_device.py);
 #   2. embedding items/s per size (corpus and queries), with the share of 100 ms nvidia-smi samples in which the
 #      GPU was busy;
 #   3. rerank pairs/s per size (RERANK_QUERIES queries x 50 candidates), with the same;
@@ -160,6 +162,10 @@ export SUMMARY="$OUT/summary.jsonl"
 echo "== feed: full-size images, $WORKERS workers (bench/feed_cpu.py) =="
 "$PYTHON" bench/feed_cpu.py --items "$FEED_ITEMS" --workers "$WORKERS" --json "$OUT/feed.json" 2>&1 \
   | grep -v "Writing model\|Loading weights\|Generating"
+
+echo "== pixel values sent as bytes, normalised on the device (bench/pixels_on_device.py) =="
+"$PYTHON" bench/pixels_on_device.py --device "$DEVICE" \
+  || echo "gpu_check: the pixel values normalised on $DEVICE differ from the processor's (see above)"
 
 echo "== synthetic data =="
 make_data "$OUT/data" "$CORPUS" "$QUERIES"

@@ -14,6 +14,7 @@ from tqdm.auto import tqdm
 from mmrhub.retrieve import distributed
 from mmrhub.retrieve.data_loading import Items
 from mmrhub.retrieve.data_loading import LoadedSide
+from mmrhub.retrieve.data_loading import keep_freed_memory
 from mmrhub.retrieve.data_loading import load_both_sides
 from mmrhub.retrieve.data_loading import worker_context
 from mmrhub.retrieve.distributed import resolve_dtype
@@ -151,6 +152,7 @@ def score_chunks(
         pin_memory=context.device.type == "cuda",
         prefetch_factor=2 if num_workers else None,
         multiprocessing_context=worker_context(num_workers),
+        worker_init_fn=keep_freed_memory if num_workers else None,
     )
     pending = {i: np.full(len(mine[i].pairs), np.nan, dtype=np.float32) for i in todo}
     left = {i: len(mine[i].pairs) for i in todo}
