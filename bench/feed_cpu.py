@@ -10,13 +10,15 @@ screenshot and a 300-word passage). For each worker count it measures, from ``re
   - the main process's CPU per item, and its share of all the CPU an item costs (the goal: under 10%, so that
     feeding grows with the cores). Without ``--forward`` the main process does what it does on a GPU host but
     the model's work: it receives each batch and copies every tensor once (the pinned-memory copy a CUDA run
-    makes; torch without CUDA cannot pin). The workers send what they send to a bfloat16 model on CUDA
-    (``model_inputs.Compact``: one frame of Qwen-VL's two, in bfloat16; ``--transfer cpu``: float32, both frames,
-    as on CPU). With ``--forward`` the tiny model runs too (single-threaded; float32, whole pixel values).
+    makes, into blocks reused as torch's caching host allocator reuses them: ``HostBuffers``; torch without CUDA
+    cannot pin). The workers send what they send to a bfloat16 model on CUDA (``model_inputs.Compact``: one
+    frame of Qwen-VL's two, as the image's bytes; ``--transfer cpu``: float32, both frames, as on CPU). With
+    ``--forward`` the tiny model runs too (single-threaded; float32, whole pixel values).
 ``--before`` also measures the previous split (workers decode and resize only; the processor and tokeniser run in
 the main process) for comparison. Then the feed a 16-core host sustains, set beside the GPU's estimated appetite.
 
     python bench/feed_cpu.py [--items 64] [--workers 1,2] [--batch-size 16] [--kinds mipr,m2kr] [--before]
+    python bench/feed_cpu.py --paired OLD_CHECKOUT [--rounds 2] [...]   # OLD_CHECKOUT: e.g. `git archive` of a commit
 """
 
 import argparse
