@@ -63,12 +63,14 @@ def image_digests(dataset, column: str = "image", cache_dir=None) -> list:
 
 def member_digests(protocol: str, target: str, members: list) -> list:
     """``crc32:<crc>:<size>`` of each archive member, from the directory of the archive that serves
-    ``protocol://<member>::<target>``, read afresh (a file system instance cached earlier in this process may hold
-    the directory of an archive since rewritten); the bytes' xxh3-128 for a file system without a zip directory."""
+    ``protocol://<member>::<target>``: for local parts read afresh (a file system instance cached earlier in this
+    process may hold the directory of an archive since rewritten), for remote ones the instance that reads the
+    members; the bytes' xxh3-128 for a file system without a zip directory."""
     import fsspec
 
-    cached, _ = fsspec.core.url_to_fs(f"{protocol}://{members[0]}::{target}")
-    fs = fsspec.filesystem(protocol, skip_instance_cache=True, **cached.storage_options)
+    fs, _ = fsspec.core.url_to_fs(f"{protocol}://{members[0]}::{target}")
+    if "://" not in target:  # local parts: their directory read again (remote ones: what a user moves counts)
+        fs = fsspec.filesystem(protocol, skip_instance_cache=True, **fs.storage_options)
     archive = getattr(fs, "zip", None)
     if archive is None:
         return ["xxh3:" + mmr_cache.bytes_hash(fs.cat_file(member)) for member in members]
