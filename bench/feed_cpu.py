@@ -10,13 +10,15 @@ screenshot and a 300-word passage). For each worker count it measures, from ``re
   - the main process's CPU per item, and its share of all the CPU an item costs (the goal: under 10%, so that
     feeding grows with the cores). Without ``--forward`` the main process does what it does on a GPU host but
     the model's work: it receives each batch and copies every tensor once (the pinned-memory copy a CUDA run
-    makes; torch without CUDA cannot pin). The workers send what they send to a bfloat16 model on CUDA
-    (``model_inputs.Compact``: one frame of Qwen-VL's two, in bfloat16; ``--transfer cpu``: float32, both frames,
-    as on CPU). With ``--forward`` the tiny model runs too (single-threaded; float32, whole pixel values).
+    makes, into blocks reused as torch's caching host allocator reuses them: ``HostBuffers``; torch without CUDA
+    cannot pin). The workers send what they send to a bfloat16 model on CUDA (``model_inputs.Compact``: one
+    frame of Qwen-VL's two, as the image's bytes; ``--transfer cpu``: float32, both frames, as on CPU). With
+    ``--forward`` the tiny model runs too (single-threaded; float32, whole pixel values).
 ``--before`` also measures the previous split (workers decode and resize only; the processor and tokeniser run in
 the main process) for comparison. Then the feed a 16-core host sustains, set beside the GPU's estimated appetite.
 
     python bench/feed_cpu.py [--items 64] [--workers 1,2] [--batch-size 16] [--kinds mipr,m2kr] [--before]
+    python bench/feed_cpu.py --paired OLD_CHECKOUT [--rounds 2] [...]   # OLD_CHECKOUT: e.g. `git archive` of a commit
 """
 
 import argparse
@@ -132,14 +134,38 @@ class Before:
         return [row._replace(image=self.encoder.prepare_image(row.id, row.image)) for row in rows]
 
 
+class HostBuffers:
+    """The copy of each batch into pinned memory a CUDA run makes (``pin_memory``), as torch's caching host allocator
+    makes it: each tensor into a block of its size rounded up to a power of two, taken from the blocks freed
+    before (a batch's are freed once it has been used), so that after the first batches no fresh pages are
+    touched. torch without CUDA cannot pin; the copy is the same."""
+
+    def __init__(self):
+        self.free = {}
+
+    def copy(self, batch_tensors) -> None:
+        import torch
+
+        used = []
+        for tensor in batch_tensors:
+            size = tensor.numel() * tensor.element_size()
+            rounded = 1 << max(size - 1, 0).bit_length()
+            blocks = self.free.setdefault(rounded, [])
+            block = blocks.pop() if blocks else torch.empty(rounded, dtype=torch.uint8)
+            block[:size].view(tensor.dtype).view(tensor.shape).copy_(tensor)
+            used.append((rounded, block))
+        for rounded, block in used:
+            self.free[rounded].append(block)
+
+
 def measure(encoder, items, role, workers: int, batch_size: int, forward: bool, before: bool) -> dict:
     """One pass over ``items``: wall seconds, this process's CPU seconds (all its threads; less the model's own with
     ``forward``), the workers' CPU seconds."""
-    import torch
 
     from mmrhub.retrieve.data_loading import loader
 
     collate = Before(encoder, role) if before else encoder.collate(role)
+    host = HostBuffers()
     self_before = resource.getrusage(resource.RUSAGE_SELF)
     children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started, model_cpu, count = time.perf_counter(), 0.0, 0
@@ -151,8 +177,7 @@ def measure(encoder, items, role, workers: int, batch_size: int, forward: bool, 
             encoder.encode(batch, role)
             model_cpu += time.thread_time() - tick
         else:
-            for tensor in tensors(batch):  # the one copy a CUDA run makes of each tensor (pinned memory)
-                torch.empty_like(tensor).copy_(tensor)
+            host.copy(tensors(batch))  # the one copy a CUDA run makes of each tensor (pinned memory)
         count += len(batch["ids"])
     wall = time.perf_counter() - started
     self_after = resource.getrusage(resource.RUSAGE_SELF)
@@ -179,7 +204,16 @@ def main():
         "--transfer", choices=("gpu", "cpu"), default="gpu", help="what the workers send: as to a bf16 CUDA model"
     )
     parser.add_argument("--json", help="also write the figures here")
+    parser.add_argument("--source", help="measure the mmrhub of this checkout (e.g. `git archive` of a commit)")
+    parser.add_argument(
+        "--paired", metavar="OLD_SOURCE", help="measure OLD_SOURCE and this checkout in alternating child processes"
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of each side with --paired (default 2)")
     args = parser.parse_args()
+    if args.paired:
+        return paired(args)
+    if args.source:
+        sys.path.insert(0, str(Path(args.source).resolve()))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -203,7 +237,7 @@ def main():
         if args.transfer == "gpu" and not args.forward and getattr(encoder, "chat", False):
             from mmrhub.retrieve.model_inputs import Compact
 
-            encoder.compact = Compact(torch.bfloat16, encoder.module.processor.image_processor.temporal_patch_size)
+            encoder.compact = Compact.for_model(encoder.module, "cuda", torch.bfloat16)
         sent = "as to a bf16 CUDA model" if getattr(encoder, "compact", None) else "float32"
         print(
             f"model: tiny {preset} ({backend}); pixel values sent {sent}; {usable_cores()} usable cores here; "
@@ -239,6 +273,40 @@ def main():
                     )
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1))
+
+
+def paired(args) -> None:
+    """This bench on ``args.paired`` (before) and on this checkout (after), each in its own child process, sides
+    alternating, ``args.rounds`` rounds; the median of each figure, before and after."""
+    import statistics
+    import subprocess
+
+    passed = ["--items", str(args.items), "--workers", args.workers, "--batch-size", str(args.batch_size)]
+    passed += ["--kinds", args.kinds, "--transfer", args.transfer] + ["--forward"] * args.forward
+    runs = {"before": [], "after": []}
+    with tempfile.TemporaryDirectory(prefix="mmrhub-feed-paired-") as scratch:
+        for number in range(args.rounds):
+            for side in ("before", "after") if number % 2 == 0 else ("after", "before"):
+                out = Path(scratch) / f"{side}-{number}.json"
+                source = ["--source", args.paired] if side == "before" else []
+                subprocess.run([sys.executable, __file__, *passed, *source, "--json", str(out)], check=True)
+                runs[side].append(json.loads(out.read_text()))
+    print(f"\npaired: {args.paired} (before) and this checkout (after), median of {args.rounds} round(s), ms an item")
+    figures = {}
+    for name in runs["after"][0]:
+        row = {}
+        for side in runs:
+            for key in ("main_ms_per_item", "workers_ms_per_item"):
+                row[f"{side} {key}"] = statistics.median(run[name][key] for run in runs[side])
+        figures[name] = row
+        print(
+            f"{name}: main process {row['before main_ms_per_item']:.2f} -> {row['after main_ms_per_item']:.2f} "
+            f"({row['after main_ms_per_item'] / row['before main_ms_per_item']:.2f}x); worker "
+            f"{row['before workers_ms_per_item']:.1f} -> {row['after workers_ms_per_item']:.1f} "
+            f"({row['after workers_ms_per_item'] / row['before workers_ms_per_item']:.2f}x)"
+        )
+    if args.json:
+        Path(args.json).write_text(json.dumps({"runs": runs, "medians": figures}, indent=1))
 
 
 if __name__ == "__main__":

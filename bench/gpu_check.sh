@@ -5,6 +5,7 @@
 # MIPR (800x800 JPEG photos, Chinese titles) and M2KR-shaped items (1024x2000 PNG web-page screenshots with
 # ~500-token passages; photo queries) in MIPR's file layout. In order of value, each step bounded by `timeout`
 # and by what is left of BUDGET, so the call ends in time whatever a step does:
+#   0. pixel values sent as one frame of bytes and normalised on the GPU equal the processor's (pixels_on_device.py);
 #   1. Qwen3-VL-Embedding-2B: items/s embedding MIPR corpus and queries, then M2KR-shaped ones;
 #   2. PreFLMR ViT-G: passages/s and queries/s of its encoders (the real layout from transformers' parts), then
 #      exact MaxSim top-100 over 47,318 packed passages (mmrhub/retrieve/maxsim.py); and the `--preset preflmr`
@@ -137,6 +138,9 @@ rerank() {  # SIZE
 
 step "data" 90 "${HELPER[@]}" data "$WORK" --corpus "$CORPUS" --queries "$QUERIES" --m2kr-corpus "$M2KR_CORPUS" \
   --m2kr-queries "$M2KR_QUERIES" --rerank-queries "$RERANK_QUERIES"
+
+# The workers send one frame of bytes, normalised on the device (model_inputs.Compact): the processor's values?
+step "pixels normalised on the device" 60 "$PYTHON" bench/pixels_on_device.py --device "$DEVICE"
 
 # 1. The 2B embedder on MIPR, then M2KR-shaped items.
 if step "build $FIRST embedder" 150 "${HELPER[@]}" models "$FIRST" "$WORK/models-$FIRST" --which embedding --device "$DEVICE"; then

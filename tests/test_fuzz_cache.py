@@ -7,7 +7,9 @@ result, from an entry rebuilt (the judgment cache, the builders' entries) or ref
 """
 
 import io
+import os
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -197,3 +199,85 @@ def test_a_damaged_entry_of_a_caller_rebuilt_cache_is_refused(tmp_path_factory, 
     assert read() is None  # every damage changes the entry's bytes: refused, never served
     write()  # the caller's rebuild
     assert same(read(), right)
+
+
+# --- entries over changed images: the embeddings and rerank scores are keyed on each image's bytes ----------------
+
+
+IMAGE_CHANGES = ("replaced", "cut", "edited, size and time kept", "grown", "touched")
+
+
+@st.composite
+def image_changes(draw):
+    """(kind, which corpus row, which other row's image, where (a fraction of its size), byte mask)."""
+    return (
+        draw(st.sampled_from(IMAGE_CHANGES)),
+        draw(st.integers(0, 253)),
+        draw(st.integers(1, 253)),
+        draw(st.floats(0, 1, exclude_max=True)),
+        draw(st.integers(1, 255)),
+    )
+
+
+def change_image(paths: list, case) -> None:
+    """Apply ``case`` to one of the image files ``paths`` (the corpus rows' images, in row order)."""
+    kind, row, other, where, mask = case
+    path = paths[row]
+    state, data = os.stat(path), Path(path).read_bytes()
+    if kind == "replaced":
+        data = Path(paths[(row + other) % len(paths)]).read_bytes()
+    elif kind == "cut":
+        data = data[: int(where * len(data))]
+    elif kind == "edited, size and time kept":
+        edited = bytearray(data)
+        edited[int(where * len(data))] ^= mask
+        data = bytes(edited)
+    elif kind == "grown":
+        data += bytes([mask])
+    Path(path).write_bytes(data)
+    if kind in ("edited, size and time kept", "touched"):
+        os.utime(path, ns=(state.st_atime_ns, state.st_mtime_ns + (kind == "touched") * 10**9))
+
+
+@pytest.fixture
+def corpus_copy(tmp_path, monkeypatch):
+    """A copy of the MIPR sample's corpus, loaded, with its image paths and a pristine copy of their bytes; its
+    digests remembered, as a warm run finds them (files settle within 0.2 s here, not 2 s)."""
+    from datasets import Image as ImageFeature
+
+    from mmrhub.retrieve import image_digests as digests_module
+    from mmrhub.retrieve.image_digests import image_digests
+
+    monkeypatch.setattr(digests_module, "SETTLE_NS", 200_000_000)
+
+    folder = copy_sample(tmp_path / "mipr")
+    dataset = mipr.load("corpus", data_dir=str(folder), cache_dir=str(tmp_path / "datasets"))
+    paths = [value["path"] for value in dataset.cast_column("image", ImageFeature(decode=False))["image"]]
+    time.sleep(0.3)
+    image_digests(dataset, cache_dir=tmp_path / "digests")
+    return tmp_path, dataset, paths, {path: Path(path).read_bytes() for path in paths}
+
+
+@SETTINGS
+@given(case=image_changes())
+def test_cached_vectors_and_scores_are_never_served_for_changed_images(corpus_copy, case):
+    from mmrhub.retrieve.data_loading import fingerprint
+    from mmrhub.retrieve.image_digests import image_digests
+
+    root, dataset, paths, pristine = corpus_copy
+    for path, data in pristine.items():
+        if Path(path).read_bytes() != data:
+            Path(path).write_bytes(data)
+    key = lambda: fingerprint(dataset, MIPR.corpus, image_digests(dataset, cache_dir=root / "digests"))  # noqa: E731
+    before = key()
+    vectors = EmbeddingCache(root / "embeddings", IDENTITY, before, len(paths))
+    vectors.save(np.ones((len(paths), 4), dtype=np.float32))
+    ScoreCache(root / "rerank", IDENTITY, before).save("chunk", np.ones(3, dtype=np.float32))
+    change_image(paths, case)
+    after = key()
+    served = EmbeddingCache(root / "embeddings", IDENTITY, after, len(paths)).load()
+    scores = ScoreCache(root / "rerank", IDENTITY, after).load("chunk", 3)
+    if Path(paths[case[1]]).read_bytes() == pristine[paths[case[1]]]:  # touched, or replaced by equal bytes
+        assert after == before and served is not None and scores is not None
+    else:
+        assert after != before and served is None and scores is None

@@ -311,12 +311,12 @@ class SentenceTransformersEncoder:
         order = self._length_order(items)
         items, prompts, rows = [items[i] for i in order], [prompts[i] for i in order], [rows[i] for i in order]
         task = self.tasks[role]
-        if len(set(prompts)) == 1:
-            features = self.model.preprocess(items, prompt=prompts[0], task=task)
-        else:  # rows with their own instructions: each row's conversation with its own system turn
-            features = self.model.preprocess(self._conversations(items, prompts), task=task)
+        if len(set(prompts)) != 1:  # rows with their own instructions: each row's conversation with its own system turn
+            items, prompts = self._conversations(items, prompts), [None]
         if self.compact is not None:
-            features = self.compact(features)
+            features = self.compact.preprocess(self.model, items, prompt=prompts[0], task=task)
+        else:
+            features = self.model.preprocess(items, prompt=prompts[0], task=task)
         return {"kind": kind, "rows": rows, "features": features}
 
     def _length_order(self, items: list) -> list:
@@ -365,7 +365,7 @@ class SentenceTransformersEncoder:
         embedded together."""
         parts = []
         for part in batch["parts"]:
-            features = to_device(part["features"], self.model.device)
+            features = to_device(part["features"], self.model.device, self.compact)
             embeddings = self.model(features, task=self.tasks[role])["sentence_embedding"]
             if self.model.truncate_dim is not None:
                 from sentence_transformers.util import truncate_embeddings

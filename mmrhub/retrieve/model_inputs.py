@@ -30,9 +30,10 @@ def refuse_pixel_budget(settings: Preset, model_id: str) -> None:
         )
 
 
-def to_device(features: dict, device) -> dict:
+def to_device(features: dict, device, compact=None) -> dict:
     """A collated batch's tensors on ``device``, copied without waiting (from pinned memory on CUDA); other values
-    as they are. Pixel values ``compact`` sent with one frame of two get their second frame back there."""
+    as they are. Pixel values ``compact`` sent as one frame's bytes (``Compact``) are normalised there by the
+    processor's own arithmetic and cast to the model's dtype; one frame of two gets its second frame back."""
     moved = {
         key: value.to(device, non_blocking=True) if isinstance(value, torch.Tensor) else value
         for key, value in features.items()
@@ -40,6 +41,10 @@ def to_device(features: dict, device) -> dict:
     frames = moved.pop(FRAMES_KEY, None)
     if frames:
         pixels = moved["pixel_values"]
+        if not pixels.is_floating_point():
+            if compact is None:
+                raise ValueError("pixel values sent as bytes need the Compact that sent them to be normalised")
+            pixels = compact.normalized(pixels)
         channels = pixels.shape[1] // frames[1]
         moved["pixel_values"] = (
             pixels.view(len(pixels), channels, 1, -1).expand(-1, -1, frames[0], -1).reshape(len(pixels), -1)
@@ -50,36 +55,100 @@ def to_device(features: dict, device) -> dict:
 class Compact:
     """What the workers send of a Qwen-VL processor's pixel values on CUDA, for the main process's one copy of each
     batch (into pinned memory) to be small: its main cost per item. The processor repeats an image into the two
-    frames of a temporal patch (``temporal_patch_size``), so a patch's 1,536 values are 768 twice: the first frame
-    is sent, and ``to_device`` repeats it on the device (where the frames are not equal, both are sent). Values are
-    cast to the model's dtype, the cast its vision tower makes first (Qwen3-VL's patch embedding). The model gets
-    the same numbers in its own dtype. Off (None) on CPU, where there is no copy to save."""
+    frames of a temporal patch (``temporal_patch_size``), so a patch's 1,536 values are 768 twice: one frame is
+    sent, and ``to_device`` repeats it on the device. The model gets the same numbers in its own dtype, the cast
+    its vision tower makes first (Qwen3-VL's patch embedding). Off (None) on CPU, where there is no copy to save.
 
-    def __init__(self, dtype, temporal: int):
+    Where the input module takes per-call processor keywords, the processor is asked for one frame
+    (``temporal_patch_size`` 1, whose patch layout is the first frame of the usual one) and, where it resizes
+    nothing (the presets' pixel budgets: the image is resized before, ``images.py``), for the image's own bytes,
+    neither rescaled nor normalised: a quarter of the float32 values' bytes, and half of bfloat16's. ``to_device``
+    then normalises them on the device with the processor's own ``rescale_and_normalize`` (elementwise float32
+    arithmetic, rounded alike on every device) and casts them. Else the two frames are made, compared, and the
+    first sent, cast in the worker, where they are equal (both where not)."""
+
+    def __init__(self, dtype, temporal: int, frame_size: int = 0, image_processor=None):
         self.dtype, self.temporal = dtype, temporal
+        # One frame's values (3 x patch x patch), where the processor can be asked for one frame.
+        self.frame_size = frame_size if temporal > 1 else 0
+        self.image_processor = image_processor if self.frame_size else None
+        self.processing_kwargs = None
+        if self.frame_size:
+            self.processing_kwargs = {"image": {"temporal_patch_size": 1}}
+            if self.image_processor is not None:
+                self.processing_kwargs["image"].update(do_rescale=False, do_normalize=False)
 
     @classmethod
     def for_model(cls, module, device, dtype):
         """The compaction a chat model on ``device`` in ``dtype`` takes, or None."""
-        temporal = getattr(
-            getattr(getattr(module, "processor", None), "image_processor", None), "temporal_patch_size", 0
-        )
+        image_processor = getattr(getattr(module, "processor", None), "image_processor", None)
+        temporal = getattr(image_processor, "temporal_patch_size", 0)
         if torch.device(device).type != "cuda" or not temporal:
             return None
-        return cls(dtype if dtype in (torch.bfloat16, torch.float16) else None, int(temporal))
+        patch = getattr(image_processor, "patch_size", 0)
+        frame_size = 3 * patch * patch if patch and takes_kwargs(module) else 0
+        raw = image_processor if sends_bytes(module, image_processor) else None
+        return cls(dtype if dtype in (torch.bfloat16, torch.float16) else None, int(temporal), frame_size, raw)
+
+    def preprocess(self, model, inputs, **kwargs):
+        """``model.preprocess(inputs, **kwargs)`` (a sentence-transformers model), asking the processor for one
+        frame (of bytes) where it can, compacted."""
+        if self.processing_kwargs:
+            kwargs["processing_kwargs"] = self.processing_kwargs
+        return self(model.preprocess(inputs, **kwargs))
 
     def __call__(self, features):
         """``features`` with their pixel values compacted (in place)."""
         pixels = features.get("pixel_values")
-        if not isinstance(pixels, torch.Tensor) or not pixels.is_floating_point() or pixels.ndim != 2:
+        if not isinstance(pixels, torch.Tensor) or pixels.ndim != 2:
             return features
-        if self.temporal > 1 and pixels.shape[1] % self.temporal == 0:
+        if self.frame_size and pixels.shape[1] == self.frame_size:  # the processor made one frame, as asked
+            features[FRAMES_KEY] = (self.temporal, pixels.shape[1] // 3)
+            if not pixels.is_floating_point():  # the image's bytes: normalised and cast on the device
+                return features
+        elif not pixels.is_floating_point():
+            return features
+        elif self.temporal > 1 and pixels.shape[1] % self.temporal == 0:
             frames = pixels.view(len(pixels), 3, self.temporal, -1)
             if all(torch.equal(frames[:, :, 0], frames[:, :, t]) for t in range(1, self.temporal)):
                 pixels = frames[:, :, 0].reshape(len(pixels), -1)
                 features[FRAMES_KEY] = (self.temporal, pixels.shape[1] // 3)
         features["pixel_values"] = pixels.to(self.dtype) if self.dtype is not None else pixels.contiguous()
         return features
+
+    def normalized(self, pixels):
+        """One frame's bytes (n, 3 x patch x patch), on the device: the processor's float32 values, in the model's
+        dtype."""
+        processor = self.image_processor
+        values = processor.rescale_and_normalize(
+            pixels.view(len(pixels), 3, 1, -1),
+            processor.do_rescale,
+            processor.rescale_factor,
+            processor.do_normalize,
+            processor.image_mean,
+            processor.image_std,
+        ).reshape(len(pixels), -1)
+        return values.to(self.dtype) if self.dtype is not None else values
+
+
+def sends_bytes(module, image_processor) -> bool:
+    """Whether the workers may send the image's bytes: the processor resizes nothing (told so by the presets'
+    pixel budgets) and is told nothing else about its images, and normalises with torch (transformers'
+    torchvision backend), so that the same arithmetic can run on the device."""
+    told = dict(getattr(module, "processing_kwargs", {}).get("image") or {})
+    if told.pop("do_resize", True) is not False or told:
+        return False
+    backend = [klass.__name__ for klass in type(image_processor).__mro__]
+    return "TorchvisionBackend" in backend and callable(getattr(image_processor, "rescale_and_normalize", None))
+
+
+def takes_kwargs(module) -> bool:
+    """Whether the input module's ``preprocess`` takes per-call ``processing_kwargs`` (sentence-transformers
+    6.1 and later)."""
+    import inspect
+
+    preprocess = getattr(module, "preprocess", None)
+    return preprocess is not None and "processing_kwargs" in inspect.signature(preprocess).parameters
 
 
 def with_text(item: dict, text):

@@ -11,7 +11,6 @@ from mmrhub.retrieve import distributed
 from mmrhub.retrieve import multi_vector
 from mmrhub.retrieve.data_loading import Items
 from mmrhub.retrieve.data_loading import LoadedSide
-from mmrhub.retrieve.data_loading import fingerprint
 from mmrhub.retrieve.data_loading import load_both_sides
 from mmrhub.retrieve.data_loading import loader
 from mmrhub.retrieve.data_loading import read_truth
@@ -136,9 +135,8 @@ def corpus_cache(corpus: LoadedSide, encoder, context, options: RetrieveOptions)
     runtime = options.runtime
     if not (runtime.use_cache and context.is_main):
         return None
-    data = fingerprint(corpus.dataset, corpus.table)
     kind = TokenCache if getattr(encoder, "multi_vector", False) else EmbeddingCache
-    return kind(runtime.cache_dir, encoder.identity, data, len(corpus.dataset))
+    return kind(runtime.cache_dir, encoder.identity, corpus.fingerprint, len(corpus.dataset))
 
 
 def search(queries, corpus, options: RetrieveOptions, pools, context, phases):
@@ -233,7 +231,7 @@ def _run(options: RetrieveOptions, context) -> int:
         backend=backend,
         **({"search": multi_vector.search_record(corpus_vectors)} if multi else {}),
         options=options_record(options),
-        data=data_record(data, queries, corpus, fingerprint),
+        data=data_record(data, queries, corpus),
         **candidates_record(options.candidates),
         **environment_record(context.device, dtype),
     )

@@ -126,10 +126,11 @@ def options_record(options) -> dict:
     return options
 
 
-def data_record(data, queries, corpus, fingerprint) -> dict:
+def data_record(data, queries, corpus) -> dict:
     """What the run read: benchmark, folder (absolute; whether it is the bundled sample), split, each judgment
-    table's sha256, and the count and fingerprint (``fingerprint(dataset, table)``: ids, texts, image names) of the
-    queries and the corpus."""
+    table's sha256, and for the queries and the corpus their count, fingerprint (``LoadedSide.fingerprint``: ids,
+    texts, image names and bytes) and each image's digest by its name (``image_digests``), so that a repeated run
+    names an image whose bytes changed."""
     benchmark = data.benchmark
     remote = "://" in data.folder  # a URL or the Hub: recorded as given, its tables by the fingerprints below
     folder = data.folder if remote else Path(data.folder).resolve()
@@ -144,8 +145,10 @@ def data_record(data, queries, corpus, fingerprint) -> dict:
         "split": data.split or benchmark.split,
         "images_dir": data.images_dir,
         "tables": tables,
-        "queries": {"count": len(queries.ids), "fingerprint": fingerprint(queries.dataset, queries.table)},
-        "corpus": {"count": len(corpus.ids), "fingerprint": fingerprint(corpus.dataset, corpus.table)},
+        **{
+            name: {"count": len(side.ids), "fingerprint": side.fingerprint, "images": side.images_record()}
+            for name, side in (("queries", queries), ("corpus", corpus))
+        },
     }
 
 

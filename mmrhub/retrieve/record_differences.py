@@ -64,14 +64,22 @@ def flattened(value, prefix: str = "") -> dict:
     return {prefix: value}
 
 
+# Each side's image digests by image name: one line a side, naming the images whose bytes differ.
+IMAGES = ("data.queries.images", "data.corpus.images")
+
+
 def differences(recorded: dict, now: dict, asked: set) -> list:
     """One line per value that differs between the record and ``now`` (only what ``now`` holds), in ``COMPARED``
-    order; values changed as asked are marked so."""
+    order (a side's images in one line); values changed as asked are marked so."""
     lines = []
     for section in COMPARED:
         if section not in now:
             continue
         then, current = flattened(recorded.get(section), section), flattened(now[section], section)
+        if section == "data":
+            for images in IMAGES:
+                line = image_differences(images, pop_under(then, images), pop_under(current, images))
+                lines += [(images, line)] if line else []
         for name in sorted(set(then) | set(current)):
             if name in NOT_COMPARED or then.get(name) == current.get(name):
                 continue
@@ -80,6 +88,26 @@ def differences(recorded: dict, now: dict, asked: set) -> list:
             note = " (as asked)" if name in asked else ""
             lines.append((name, f"{name}: {shown(then.get(name))} recorded, {shown(current.get(name))} now{note}"))
     return lines
+
+
+def pop_under(flat: dict, prefix: str):
+    """{name under ``prefix``: value}, taken out of ``flat``; None when ``flat`` holds nothing there."""
+    names = [name for name in flat if name == prefix or name.startswith(prefix + ".")]
+    return {name[len(prefix) + 1 :]: flat.pop(name) for name in names} or None
+
+
+def image_differences(prefix: str, then, now):
+    """One line naming the images (up to 3) whose digests differ between the record and now, or None."""
+    if now is None:
+        return None  # before the run only the tables are known
+    if then is None:
+        return f"{prefix}: not in the record (written before runs recorded each image's bytes)"
+    changed = sorted(name for name in set(then) | set(now) if then.get(name) != now.get(name))
+    if not changed:
+        return None
+    named = ", ".join(f"{name} ({shown(then.get(name))} recorded, {shown(now.get(name))} now)" for name in changed[:3])
+    more = f", and {len(changed) - 3:,} more" if len(changed) > 3 else ""
+    return f"{prefix}: {len(changed):,} of {len(now):,} images differ in their bytes: {named}{more}"
 
 
 def shown(value) -> str:

@@ -3,6 +3,9 @@ what the main process built before: the tensors sentence-transformers' own ``enc
 hand the model, and the pairs ``CrossEncoder.predict`` preprocesses. The reranker prepares each query's image once.
 CPU, tiny random models of the torchvision-free layouts (Qwen3-VL's: test_qwen3vl.py)."""
 
+import subprocess
+import sys
+
 import pytest
 
 pytest.importorskip("torch")
@@ -178,3 +181,28 @@ def test_workers_default_to_the_cores_this_process_may_use(monkeypatch):
     assert options.default_num_workers() == 3 == options.RunOptions().num_workers
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")  # torchrun's processes on this machine share them
     assert options.default_num_workers() == 1
+
+
+FAULTS = """
+import resource, sys
+import torch
+from mmrhub.retrieve.data_loading import keep_freed_memory
+if sys.argv[1] == "kept":
+    keep_freed_memory()
+torch.ones(64 << 20, dtype=torch.uint8)  # a batch's 64 MiB, made and freed
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+torch.ones(64 << 20, dtype=torch.uint8)  # the next batch's
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+
+
+@pytest.mark.slow  # two processes importing torch
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_workers_keep_freed_memory_for_the_next_batch():
+    """A worker's next batch reuses the pages its last one freed, instead of faulting in 64 MiB afresh."""
+    faults = {}
+    for mode in ("default", "kept"):
+        done = subprocess.run([sys.executable, "-c", FAULTS, mode], capture_output=True, text=True, check=True)
+        faults[mode] = int(done.stdout.split()[-1])
+    assert faults["default"] > (64 << 20) // 4096 // 2  # fresh pages: one fault per page or per few
+    assert faults["kept"] < 100

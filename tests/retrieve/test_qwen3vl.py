@@ -573,9 +573,71 @@ def test_pixel_values_sent_compact_reach_the_model_unchanged(tmp_path):
     compact = encoder.prepare(rows, QUERIES)
     for part, sent in zip(whole["parts"], compact["parts"]):
         pixels, small = part["features"]["pixel_values"], sent["features"]["pixel_values"]
-        assert small.dtype == torch.bfloat16 and small.numel() * 2 == pixels.numel() and FRAMES_KEY in sent["features"]
-        assert torch.equal(to_device(sent["features"], "cpu")["pixel_values"], pixels.to(torch.bfloat16))
+        assert small.dtype == torch.uint8 and small.numel() * 2 == pixels.numel() and FRAMES_KEY in sent["features"]
+        restored = to_device(sent["features"], "cpu", encoder.compact)["pixel_values"]
+        assert restored.dtype == torch.bfloat16 and torch.equal(restored, pixels.to(torch.bfloat16))
     assert torch.equal(encoder.encode(compact, QUERIES), encoder.encode(whole, QUERIES))
+
+
+def test_one_frame_of_bytes_asked_of_the_processor_reaches_the_model_as_its_values(tmp_path, qwen_reranker):
+    """Where sentence-transformers takes per-call processor keywords, the workers ask for one frame (temporal patch
+    size 1) of the image's bytes (neither rescaled nor normalised) instead of making two frames of float32 values
+    and comparing them; the device gets the very values the two-frame path gives, for a batch of two image sizes,
+    rows with their own instructions, and the reranker's pairs."""
+    import torch
+    from PIL import Image
+
+    from mmrhub.retrieve.encoders import QUERIES
+    from mmrhub.retrieve.model_inputs import Compact
+    from mmrhub.retrieve.model_inputs import to_device
+    from mmrhub.retrieve.options import ModelSettings
+    from mmrhub.retrieve.rerank.model import Reranker
+
+    made = []  # (dtype, width) of the pixel values each processor call made
+
+    class Seen(Compact):
+        def __call__(self, features):
+            made.append((features["pixel_values"].dtype, features["pixel_values"].shape[1]))
+            return super().__call__(features)
+
+    def device_values(prepare, compact, holder):
+        holder.compact = compact
+        batch = prepare()
+        parts = [part["features"] for part in batch["parts"]] if "parts" in batch else [batch]
+        return [to_device(features, "cpu", compact) for features in parts]
+
+    def same(ways):
+        first, *others = ways
+        for other in others:
+            for a, b in zip(first, other, strict=True):
+                assert set(a) == set(b) and a["pixel_values"].dtype == torch.bfloat16
+                for key in a:
+                    assert torch.equal(a[key], b[key]) if isinstance(a[key], torch.Tensor) else a[key] == b[key], key
+
+    def three_ways(module, prepare, holder):
+        asked = Compact.for_model(module, "cuda", torch.bfloat16)
+        assert asked.processing_kwargs == {
+            "image": {"temporal_patch_size": 1, "do_rescale": False, "do_normalize": False}
+        }
+        asked.__class__ = Seen
+        floats = Compact(torch.bfloat16, 2, asked.frame_size)  # one frame of float32 values, cast in the worker
+        compared = Compact(torch.bfloat16, 2)  # two frames made and compared
+        same([device_values(prepare, way, holder) for way in (asked, floats, compared)])
+
+    encoder = tiny_encoder(tmp_path)  # the preset takes rows' own instructions
+    assert encoder.row_instructions
+    rows = [
+        Row("a", "除垢剂", Image.new("RGB", (96, 64), "red"), "Find the product."),
+        Row("b", "水垢", Image.effect_noise((64, 64), 40).convert("RGB"), "Retrieve a passage."),
+        Row("c", None, Image.new("RGB", (64, 64), "blue")),
+    ]
+    three_ways(encoder.module, lambda: encoder.prepare(rows, QUERIES), encoder)
+
+    reranker = Reranker(str(qwen_reranker), ModelSettings().resolve(str(qwen_reranker), "reranker"))
+    pairs = reranker.collate()
+    three_ways(reranker.model[0], lambda: pairs(pairs_of_two_lengths()), reranker)
+    # bytes, one frame: two parts of the embedder's batch, one of the reranker's
+    assert made == [(torch.uint8, 768)] * 3
 
 
 @pytest.mark.slow

@@ -112,3 +112,47 @@ def test_a_record_without_options_is_refused_with_the_reason(tmp_path):
     old.write_text(json.dumps({"command": "retrieve", "run": "old.json"}))
     with pytest.raises(ValueError, match="written before runs recorded their options"):
         read_meta(old)
+
+
+def retrieve_again(recorded, data, capsys) -> str:
+    """``mmrhub retrieve`` of the recorded options on ``data``, with the recorded run's cache; its output."""
+    from mmrhub.cli import main
+
+    argv = ["retrieve", "mipr", "--data-dir", str(data), "--backend", "transformers", "--model", str(recorded["model"])]
+    argv += [
+        "--top-k",
+        "7",
+        "--batch-size",
+        "5",
+        "--num-workers",
+        "0",
+        "--cache-dir",
+        str(recorded["folder"] / "cache"),
+    ]
+    capsys.readouterr()
+    assert main([*argv, "-o", str(data.parent / "again.json"), "--no-eval"]) == 0
+    captured = capsys.readouterr()
+    return captured.out + captured.err
+
+
+@pytest.mark.slow
+def test_a_replaced_product_image_is_embedded_again_and_named_by_rerun(recorded, tmp_path, capsys):
+    from mmrhub.cli import main
+
+    same = shutil.copytree(recorded["data"], tmp_path / "same" / "data")
+    assert "254 embeddings reused" in retrieve_again(recorded, same, capsys)  # a copy: same bytes, same vectors
+    data = shutil.copytree(recorded["data"], tmp_path / "changed" / "data")
+    corpus = read_jsonl(data / "mipr_corpus.jsonl")
+    images = data / "images" / "product_images"
+    shutil.copyfile(images / corpus[11]["pict_url"], images / corpus[10]["pict_url"])
+    assert "embeddings reused" not in retrieve_again(recorded, data, capsys)
+
+    meta = recorded["folder"] / "runs" / "tiny.json.meta.json"
+    output = tmp_path / "changed" / "rerun.json"
+    assert main(["rerun", str(meta), "--data-dir", str(data), "--no-eval", "--output", str(output)]) == 0
+    out = capsys.readouterr().out
+    line = next(line.strip() for line in out.splitlines() if line.strip().startswith("data.corpus.images"))
+    assert line.startswith(
+        f'data.corpus.images: 1 of 254 images differ in their bytes: {corpus[10]["pict_url"]} ("xxh3:'
+    )
+    assert "No difference in the environment" not in out

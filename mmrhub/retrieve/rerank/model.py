@@ -162,10 +162,12 @@ class Reranker:
         if self.max_length:
             pairs = [self.fit(pair, prompt) for pair, prompt in zip(pairs, prompts)]
         if len(set(prompts)) == 1:
-            features = self.model.preprocess(pairs, prompt=prompts[0])
+            inputs, kwargs = pairs, {"prompt": prompts[0]}
         else:  # queries with their own instructions: each pair's conversation with its own system turn
-            features = self.model.preprocess(self._conversations(pairs, prompts))
-        return self.compact(features) if self.compact is not None else features
+            inputs, kwargs = self._conversations(pairs, prompts), {}
+        if self.compact is not None:
+            return self.compact.preprocess(self.model, inputs, **kwargs)
+        return self.model.preprocess(inputs, **kwargs)
 
     def _conversations(self, pairs: list, prompts: list) -> list:
         """Each pair as the conversation ``preprocess`` makes of it (query and document turns), its own prompt
@@ -202,7 +204,7 @@ class Reranker:
     def score(self, features) -> torch.Tensor:
         """One forward pass over a prepared batch, its tensors moved without waiting: float32 scores on CPU, in batch
         order. What ``CrossEncoder.predict`` does after preprocessing: upcast, then the model's activation."""
-        scores = self.model(to_device(features, self.model.device))["scores"].float()
+        scores = self.model(to_device(features, self.model.device, self.compact))["scores"].float()
         return self.model.activation_fn(scores).reshape(len(scores)).cpu()
 
 

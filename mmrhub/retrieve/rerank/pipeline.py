@@ -15,8 +15,8 @@ from mmrhub.retrieve import distributed
 from mmrhub.retrieve.data_loading import INSTRUCTION_COLUMN
 from mmrhub.retrieve.data_loading import Items
 from mmrhub.retrieve.data_loading import LoadedSide
-from mmrhub.retrieve.data_loading import fingerprint
 from mmrhub.retrieve.data_loading import has_instructions
+from mmrhub.retrieve.data_loading import keep_freed_memory
 from mmrhub.retrieve.data_loading import load_both_sides
 from mmrhub.retrieve.data_loading import read_truth
 from mmrhub.retrieve.data_loading import worker_context
@@ -65,7 +65,7 @@ def _run(options: RerankOptions, context) -> int:
         candidates = read_pools(options.candidates, truth, queries.ids, corpus.ids).tolist()
         pools = [[c for c in row if c >= 0] for row in candidates]
         if runtime.use_cache:
-            fingerprints = fingerprint(queries.dataset, queries.table) + fingerprint(corpus.dataset, corpus.table)
+            fingerprints = queries.fingerprint + corpus.fingerprint
     pools, fingerprints = distributed.broadcast((pools, fingerprints), context)
 
     started = time.perf_counter()
@@ -105,7 +105,7 @@ def _run(options: RerankOptions, context) -> int:
         settings,
         instruction=instruction,
         options=options_record(options),
-        data=data_record(data, queries, corpus, fingerprint),
+        data=data_record(data, queries, corpus),
         **candidates_record(options.candidates),
         **environment_record(context.device, dtype),
     )
@@ -167,6 +167,7 @@ def score_chunks(
         pin_memory=context.device.type == "cuda",
         prefetch_factor=2 if num_workers else None,
         multiprocessing_context=worker_context(num_workers),
+        worker_init_fn=keep_freed_memory if num_workers else None,
     )
     pending = {i: np.full(len(mine[i].pairs), np.nan, dtype=np.float32) for i in todo}
     left = {i: len(mine[i].pairs) for i in todo}
