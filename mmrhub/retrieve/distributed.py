@@ -38,9 +38,11 @@ class Context:
 
 def setup(device=None) -> Context:
     """Join the process group when launched with WORLD_SIZE > 1 (NCCL on CUDA, gloo on CPU)."""
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     if device is None:
-        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
         device = f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
+    elif torch.device(device) == torch.device("cuda"):  # --device cuda: this process's GPU (set_device needs one)
+        device = f"cuda:{local_rank}"
     context = Context.from_launcher(device)
     if context.device.type == "cuda":
         torch.cuda.set_device(context.device)
