@@ -191,18 +191,22 @@ if sys.argv[1] == "kept":
     keep_freed_memory()
 torch.ones(64 << 20, dtype=torch.uint8)  # a batch's 64 MiB, made and freed
 before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-torch.ones(64 << 20, dtype=torch.uint8)  # the next batch's
+for _ in range(8):  # the next eight batches'
+    torch.ones(64 << 20, dtype=torch.uint8)
 print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 """
+BATCH_PAGES = (64 << 20) // 4096
 
 
 @pytest.mark.slow  # two processes importing torch
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
-def test_workers_keep_freed_memory_for_the_next_batch():
-    """A worker's next batch reuses the pages its last one freed, instead of faulting in 64 MiB afresh."""
+def test_workers_keep_freed_memory_for_later_batches():
+    """By default every 64 MiB batch faults in fresh pages; a worker that keeps freed memory reuses them for some
+    of its later batches. Only some: the allocator's small blocks land in the freed space, and a batch that no
+    longer fits there extends the heap (1 to 7 of 8 batches faulted in runs here, never all 8)."""
     faults = {}
     for mode in ("default", "kept"):
         done = subprocess.run([sys.executable, "-c", FAULTS, mode], capture_output=True, text=True, check=True)
         faults[mode] = int(done.stdout.split()[-1])
-    assert faults["default"] > (64 << 20) // 4096 // 2  # fresh pages: one fault per page or per few
-    assert faults["kept"] < 100
+    assert faults["default"] >= 8 * BATCH_PAGES  # every batch on fresh pages
+    assert faults["kept"] <= 7 * BATCH_PAGES + 64  # at least one batch on the pages of one before
