@@ -46,12 +46,13 @@ GPU_ITEMS_PER_S = {
 HOST_CORES = 16
 
 
-def photo(rng, size=800):
+def photo(rng, width=800, height=None):
     """A photo-like JPEG source: smooth colour fields and noise (JPEG decoding cost of a real product photo)."""
-    small = rng.integers(0, 256, (size // 50, size // 50, 3), dtype=np.uint8)
+    height = height or width
+    small = rng.integers(0, 256, (max(2, height // 50), max(2, width // 50), 3), dtype=np.uint8)
     from PIL import Image
 
-    base = np.asarray(Image.fromarray(small).resize((size, size), Image.Resampling.BICUBIC), dtype=np.int16)
+    base = np.asarray(Image.fromarray(small).resize((width, height), Image.Resampling.BICUBIC), dtype=np.int16)
     return np.clip(base + rng.integers(-12, 13, base.shape), 0, 255).astype(np.uint8)
 
 

@@ -26,6 +26,8 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent / "scripts"), str(HERE)]
 sys.path.append(str(HERE.parent))  # last: an installed mmrhub (gpu_check.sh installs one) comes first
 import flop_model  # noqa: E402
+from feed_cpu import photo  # noqa: E402  the same generated images the feed bench decodes
+from feed_cpu import screenshot  # noqa: E402
 
 # Synthetic shapes (the FLOP model's estimates are taken for these): a byte-level tokenizer without merges makes
 # 3 tokens of a CJK character and 1 of an ASCII one.
@@ -44,29 +46,6 @@ def summary_row(row: dict) -> None:
     print(f"  >> {row['label']}: {row['rate']:,.1f} {row['unit']}{versus}", flush=True)
 
 
-def photo(rng, width, height):
-    from PIL import Image
-
-    small = rng.integers(0, 256, (max(2, height // 50), max(2, width // 50), 3), dtype=np.uint8)
-    big = np.asarray(Image.fromarray(small).resize((width, height), Image.Resampling.BICUBIC), dtype=np.int16)
-    return Image.fromarray(np.clip(big + rng.integers(-12, 13, big.shape), 0, 255).astype(np.uint8))
-
-
-def page(rng, width, height):
-    """A web-page-like screenshot: white page, coloured blocks, lines of dark strokes."""
-    from PIL import Image
-
-    pixels = np.full((height, width, 3), 255, dtype=np.uint8)
-    for _ in range(12):
-        y, x = rng.integers(0, height - 200), rng.integers(0, width - 300)
-        pixels[y : y + rng.integers(40, 200), x : x + rng.integers(100, 300)] = rng.integers(0, 256, 3)
-    for line in range(60, height - 40, 22):
-        for word in range(rng.integers(5, 14)):
-            x = 40 + word * 70 + rng.integers(0, 10)
-            pixels[line : line + 12, x : x + rng.integers(20, 60)] = rng.integers(0, 90)
-    return Image.fromarray(pixels)
-
-
 def make_data(args) -> None:
     """WORK/mipr, WORK/m2kr (M2KR-shaped items in MIPR's layout) and WORK/rerank with its top-50 candidates."""
     work = Path(args.work)
@@ -79,6 +58,8 @@ def make_data(args) -> None:
 def make_folder(folder: Path, kind: str, corpus_size: int, query_count: int) -> None:
     """A MIPR-layout folder of ``kind``-shaped items: MIPR photos and titles, or M2KR screenshots (1024x2000 PNG)
     and ~500-token passages as the corpus with photo queries. 32 distinct images, hard-linked under each name."""
+    from PIL import Image
+
     shape = SHAPES[kind]
     rng = np.random.default_rng(0)
     for sub in ("images/product_images", "images/query_images", "bases"):
@@ -87,11 +68,11 @@ def make_folder(folder: Path, kind: str, corpus_size: int, query_count: int) -> 
     bases, query_bases = [], []
     for i in range(32):
         width, height = shape["image"]
-        image = photo(rng, width, height) if kind == "mipr" else page(rng, width, height)
+        image = Image.fromarray(photo(rng, width, height) if kind == "mipr" else screenshot(rng, width, height))
         bases.append(folder / "bases" / f"c{i}{suffix}")
         image.save(bases[-1], **({"quality": 90} if suffix == ".jpg" else {}))
         query_bases.append(folder / "bases" / f"q{i}.jpg")
-        photo(rng, *shape["query image"]).save(query_bases[-1], quality=90)
+        Image.fromarray(photo(rng, *shape["query image"])).save(query_bases[-1], quality=90)
 
     def place(sub, name, source):
         target = folder / "images" / sub / name
