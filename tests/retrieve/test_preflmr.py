@@ -413,3 +413,16 @@ def test_stored_position_ids_are_accepted(checkpoint, encoder, tmp_path):
     rewrite(folder, lambda tensors: {**tensors, **extra})
     rows = passage_rows(2)
     assert torch.equal(vectors(load(folder), rows, "corpus")[0], vectors(encoder, rows, "corpus")[0])
+
+
+def test_the_configs_image_processor_is_checked_before_loading_when_the_hub_is_unreachable(checkpoint, monkeypatch):
+    # With no --image-processor the config's vision_model_version is loaded: unreachable and not cached, that is one
+    # line naming it at once, not huggingface_hub's retries (about 50 s offline) and its own error.
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr("mmrhub.retrieve.model_loading.hub_reachable", lambda: False)
+    with pytest.raises(
+        ConnectionError,
+        match=r"^--image-processor \(the config's vision_model_version\) laion/CLIP-ViT-bigG-14-laion2B-39B-b160k: "
+        r"the Hub cannot be reached and the model is not cached",
+    ):
+        build_preflmr_encoder(str(checkpoint))

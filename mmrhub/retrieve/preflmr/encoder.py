@@ -11,6 +11,7 @@ import os
 import torch
 
 from mmrhub.retrieve.images import EXIF_IGNORE
+from mmrhub.retrieve.model_loading import check_reachable
 from mmrhub.retrieve.preflmr import inputs
 from mmrhub.retrieve.preflmr.checkpoint import checkpoint_folder
 from mmrhub.retrieve.preflmr.checkpoint import load_tokenizers
@@ -80,6 +81,8 @@ class PreFLMREncoder:
         self.config = read_config(folder)
         self.query_tokenizer, self.context_tokenizer = load_tokenizers(folder)
         self.image_processor_name = image_processor or self.config.vision_model_version
+        if not image_processor:  # the config's: checked here, as --image-processor is before the model loads
+            check_reachable(self.image_processor_name, "--image-processor (the config's vision_model_version)")
         self.image_processor = load_image_processor(self.image_processor_name)
         self.device, self.dtype = torch.device(device), dtype
         from transformers.initialization import no_init_weights
