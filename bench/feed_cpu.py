@@ -221,13 +221,13 @@ def main():
     import torch
 
     from mmrhub.benchmarks import MIPR
+    from mmrhub.cores import usable_cores
     from mmrhub.retrieve.data_loading import Items
     from mmrhub.retrieve.data_loading import load_side
     from mmrhub.retrieve.encoders import CORPUS
     from mmrhub.retrieve.encoders import build_encoder
     from mmrhub.retrieve.options import DataOptions
     from mmrhub.retrieve.options import ModelSettings
-    from mmrhub.retrieve.options import usable_cores
 
     torch.set_num_threads(1)  # the main process's own work on one thread, as measured
     figures = {}

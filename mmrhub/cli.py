@@ -4,24 +4,12 @@ from mmrhub import interrupts  # noqa: I001  (first of all: Ctrl-C during every 
 
 import argparse
 import gc
+import importlib
 import os
 import sys
 import traceback
 
 from mmrhub import __version__
-from mmrhub.commands import baseline
-from mmrhub.commands import compare
-from mmrhub.commands import evaluate
-from mmrhub.commands import export
-from mmrhub.commands import info
-from mmrhub.commands import mteb
-from mmrhub.commands import oracle
-from mmrhub.commands import push
-from mmrhub.commands import report
-from mmrhub.commands import reproduce
-from mmrhub.commands import rerank
-from mmrhub.commands import rerun
-from mmrhub.commands import retrieve
 from mmrhub.commands.messages import as_given
 from mmrhub.commands.parsing import Parser
 from mmrhub.terminal import printable
@@ -43,21 +31,24 @@ Load, score and publish the MIPR and M2KR multimodal retrieval benchmarks.
 
 Every command works on the bundled sample without --data-dir, and says so."""
 
-# Commands in the order --help lists them; each module exposes register(subparsers).
-COMMANDS = (evaluate, oracle, compare, report, reproduce, retrieve, rerank, baseline, rerun, mteb, info, export, push)
+# Commands in the order --help lists them; each is the module mmrhub.commands.<name>, exposing register(subparsers).
+COMMANDS = (
+    "evaluate", "oracle", "compare", "report", "reproduce", "retrieve", "rerank", "baseline", "rerun", "mteb", "info",
+    "export", "push",
+)  # fmt: skip
 
 DEBUG = "--debug"
 SIGPIPE_EXIT = 141  # 128 + SIGPIPE: what a Unix tool returns when the reader of its output went away
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of every command."""
+def build_parser(commands=COMMANDS) -> argparse.ArgumentParser:
+    """The parser of ``commands`` (default: every command), importing only their modules."""
     parser = Parser(prog="mmrhub", description=DESCRIPTION)  # its subcommands' parsers are Parsers too
     parser.add_argument("--version", action="version", version=f"mmrhub {__version__}")
     parser.add_argument(DEBUG, action="store_true", help="show the full traceback of an error (anywhere on the line)")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in COMMANDS:
-        command.register(subparsers)
+    for command in commands:
+        importlib.import_module(f"mmrhub.commands.{command}").register(subparsers)
     refuse_empty_strings(parser)
     return parser
 
@@ -86,10 +77,16 @@ def without_debug(argv: list) -> tuple:
     return kept, len(kept) != len(argv)
 
 
+def commands_of(argv: list) -> tuple:
+    """The commands whose parsers ``argv`` needs: the one it starts with, so that a command imports and builds only
+    its own (a tenth of a second of every start); every command for anything else (--help, a misspelt name)."""
+    return (argv[0],) if argv and argv[0] in COMMANDS else COMMANDS
+
+
 def main(argv=None) -> int:
     """Run one ``mmrhub`` command; a mistake prints one line and returns 1 (the traceback only with --debug)."""
     argv, debug = without_debug(list(sys.argv[1:] if argv is None else argv))
-    args = build_parser().parse_args(argv)
+    args = build_parser(commands_of(argv)).parse_args(argv)
     args.debug = debug
     try:
         code = args.func(args) or 0

@@ -40,10 +40,10 @@ from PIL import Image
 from mmr_inputs import InputError
 from mmr_inputs import read_regular
 from mmr_inputs import row_name
+from mmrhub.cores import usable_cores
 from mmrhub.export.jpeg_markers import decodes_without_error
 
 MAX_SHARD_SIZE = datasets.config.MAX_SHARD_SIZE
-_DECODE_THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 _FILES_A_TASK = 16
 _PYTHON_STEPS = threading.Lock()
 _BINARY_BYTES = 2**31  # what a binary array's 32-bit offsets reach
@@ -215,7 +215,7 @@ class ImageChecks:
 
     def __init__(self):
         self.reading = ThreadPoolExecutor(1)
-        self.decoding = ThreadPoolExecutor(_DECODE_THREADS)
+        self.decoding = ThreadPoolExecutor(usable_cores())
 
     def start(self, paths: list, root: Optional[str]) -> Iterator:
         """Each file in order, read and checked as it comes: its bytes, the error that refused it, or a Future of

@@ -6,7 +6,6 @@ and looked up in the cache (``thumbnail_cache``) before any pixel is decoded.
 
 import base64
 import io
-import os
 import sys
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -19,6 +18,7 @@ from PIL import UnidentifiedImageError
 import mmr_cache
 from mmr_inputs import InputError
 from mmr_inputs import open_regular
+from mmrhub.cores import usable_cores
 from mmrhub.report.thumbnail_cache import ThumbnailCache
 
 THUMBNAIL_PX = 96
@@ -108,7 +108,7 @@ def thumbnails(references: list, cache: ThumbnailCache, size: int = THUMBNAIL_PX
     decodes, and fsspec keeps a filesystem instance per thread. A progress bar on stderr when it is a terminal."""
     from tqdm.auto import tqdm
 
-    with warnings.catch_warnings(), ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+    with warnings.catch_warnings(), ThreadPoolExecutor(usable_cores()) as pool:
         # shrink checks the pixel limit itself and reports it per image; Pillow's own warning would repeat it.
         warnings.simplefilter("ignore", Image.DecompressionBombWarning)
         jobs = pool.map(lambda reference: thumbnail(reference, cache, size), references)

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 
+from mmrhub.cores import usable_cores
 from mmrhub.declaration import Benchmark
 from mmrhub.retrieve.presets import Preset
 from mmrhub.retrieve.presets import resolve
@@ -24,14 +25,6 @@ DEFAULT_RERANKER = "Qwen/Qwen3-VL-Reranker-2B"
 PRESET_DEFAULT_MODELS = {"preflmr": "LinWeizheDragon/PreFLMR_ViT-G"}
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 SEARCHES = ("torch", "faiss")
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity; the machine's count where that cannot be told)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # macOS, Windows
-        return os.cpu_count() or 1
 
 
 def default_num_workers() -> int:

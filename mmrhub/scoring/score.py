@@ -4,6 +4,8 @@ Only the tables scoring needs are read (``mmrhub.scoring.judgments``), never ima
 imported.
 """
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -11,6 +13,7 @@ from typing import Optional
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from mmrhub.cores import usable_cores
 from mmrhub.declaration import Benchmark
 from mmrhub.scoring.groups import group_means
 from mmrhub.scoring.judgments import Truth
@@ -120,6 +123,48 @@ class ReadRuns:
     oracle_missing: int = 0
 
 
+class ReadAhead:
+    """Run files read and validated on every core, each once (by resolved path: a file named as a run and as the
+    baseline is read once); ``get(path)`` waits for its result, a problem raised there, in the order asked.
+
+    Files of at most ``CONCURRENT_BYTES`` are read ahead on a thread per core (pyarrow's parsers and numpy let go
+    of the GIL); a larger one, or standard input, is read when asked for, alone, so at most one large run's
+    transient buffers are held at a time (a large JSON run is parsed on every core already)."""
+
+    CONCURRENT_BYTES = 32 << 20
+
+    def __init__(self, read, paths):
+        self.read, self.results = read, {}
+        ahead = {}
+        for path in paths:
+            if path is not None and str(path) != STDIN and self.key(path) not in ahead:
+                size = os.stat(path).st_size if os.path.isfile(path) else None
+                if size is not None and size <= self.CONCURRENT_BYTES:
+                    ahead[self.key(path)] = path
+        self.pool = ThreadPoolExecutor(min(usable_cores(), len(ahead))) if len(ahead) > 1 else None
+        self.futures = {key: self.pool.submit(read, path) for key, path in ahead.items()} if self.pool else {}
+
+    @staticmethod
+    def key(path):
+        """What names one file: its resolved path, or standard input."""
+        return STDIN if str(path) == STDIN else Path(path).resolve()
+
+    def get(self, path):
+        """``read(path)``, read once; what it raised is raised here."""
+        key = self.key(path)
+        if key not in self.results:
+            future = self.futures.get(key)
+            self.results[key] = future.result() if future is not None else self.read(path)
+        return self.results[key]
+
+    def __enter__(self):
+        return self.get
+
+    def __exit__(self, *exc):
+        if self.pool is not None:  # reads no longer wanted (a problem came first) are not started
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+
 def read_runs(request: ScoringRequest, truth: Truth) -> ReadRuns:
     """Each run file read and validated once, its pools checked against ``request.rerank``'s."""
     if request.names and len(request.names) != len(request.runs):
@@ -131,23 +176,26 @@ def read_runs(request: ScoringRequest, truth: Truth) -> ReadRuns:
         raise ValueError(f"--name {repeated[0]!r} is given twice: give each run its own name.")
     if [*request.runs, *{request.oracle, request.rerank} - {None}].count(STDIN) > 1:
         raise ValueError(f"standard input ('{STDIN}') can be read once: give it as one run at most.")
+
+    def read(path):
+        return read_valid_run(
+            truth,
+            path,
+            request.ignore_unknown_queries,
+            request.trec_order,
+            request.benchmark.title,
+            request.missing_queries,
+            request.sample,
+        )
+
+    with ReadAhead(read, [*request.runs, request.rerank, request.oracle]) as read_once:
+        return _read_in_order(request, truth, read_once)
+
+
+def _read_in_order(request: ScoringRequest, truth: Truth, read_once) -> ReadRuns:
+    """Each run's row and pool check in the order given, so the first problem named is the same whichever read
+    finished first."""
     rows = []
-    read = {}  # by resolved path: a file named as a run and as the baseline is read once
-
-    def read_once(path):
-        key = Path(path).resolve()
-        if key not in read:
-            read[key] = read_valid_run(
-                truth,
-                path,
-                request.ignore_unknown_queries,
-                request.trec_order,
-                request.benchmark.title,
-                request.missing_queries,
-                request.sample,
-            )
-        return read[key]
-
     for index, path in enumerate(request.runs):
         run, rankings = read_once(path)
         if request.rerank is not None and Path(path).resolve() != Path(request.rerank).resolve():

@@ -219,8 +219,26 @@ def test_every_command_but_push_and_rerun_names_a_benchmark():
     """push takes a folder, rerun a run's record: the benchmark is the folder's or the record's."""
     from mmrhub.cli import COMMANDS
 
-    names = {command.__name__.rsplit(".", 1)[1] for command in COMMANDS}
-    assert names - set(BENCHMARK_COMMANDS) == {"push", "rerun"}
+    assert set(COMMANDS) - set(BENCHMARK_COMMANDS) == {"push", "rerun"}
+
+
+def test_each_command_alone_builds_the_parser_it_is_named_by():
+    """``mmrhub NAME ...`` imports and builds only NAME's parser (cli.commands_of): each module registers its own
+    name, and --help and a misspelt name get every command."""
+    import argparse
+
+    from mmrhub.cli import COMMANDS
+    from mmrhub.cli import commands_of
+
+    def registered(parser):
+        (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        return list(action.choices)
+
+    for name in COMMANDS:
+        assert commands_of([name, "mipr"]) == (name,)
+        assert registered(build_parser(commands_of([name]))) == [name]
+    assert registered(build_parser()) == list(COMMANDS)
+    assert commands_of(["--help"]) == commands_of(["evalute", "mipr"]) == commands_of([]) == COMMANDS
 
 
 @pytest.mark.parametrize("argv", BENCHMARK_COMMANDS.values(), ids=list(BENCHMARK_COMMANDS))

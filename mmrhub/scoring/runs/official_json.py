@@ -1,7 +1,6 @@
 """The official JSON run ``[{"qid": ..., "ranked": [{"did": ..., "score": ...}]}]``, read by pyarrow's JSON reader;
 Python's json reads a refused file again to name the entry at fault."""
 
-import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 
@@ -11,6 +10,7 @@ import pyarrow.compute as pc
 import pyarrow.json as paj
 
 from mmr_inputs import load_json
+from mmrhub.cores import usable_cores
 from mmrhub.scoring.runs.run import Run
 from mmrhub.scoring.runs.run import RunError
 from mmrhub.scoring.runs.run import zero_based_offsets
@@ -26,7 +26,7 @@ _JSON_PREFIX, _JSON_SUFFIX = b'{"run": [', b"]}\n"
 _PIECE_PREFIX, _PIECE_SUFFIX = b'{"run": [[', b"]]}\n"
 _CUT = re.compile(rb'\}([ \t\n\r]{0,6},[ \t\n\r]{0,6}\{)[ \t\n\r]*"(?:qid|ranked)"')
 _PIECE_BYTES = 1 << 22
-_WORKERS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+_WORKERS = usable_cores()
 
 
 def read_json(source, bom: int) -> Run:
