@@ -24,6 +24,8 @@
 #   bench/gpu_check.sh       env: BUDGET=540 OUT=bench/out/gpu WORK=/tmp/mmrhub-gpu-check PYTHON=python3
 #                                 CORPUS=2048 QUERIES=256 M2KR_CORPUS=256 M2KR_QUERIES=64 BATCH=32 M2KR_BATCH=16
 #                                 RERANK_QUERIES=16 RERANK_BATCH=16 WORKERS=<cores - 1> LATER="8b"
+#                                 PARTS="pixels embed preflmr rerank feed later topk" (the steps run, in this order;
+#                                 e.g. PARTS="rerank later" measures the rerankers and the 8B pair alone)
 #   SMOKE=1 bench/gpu_check.sh   the same steps on CPU with the tiny layout and a few items (a check of this
 #                                script where no GPU is; its figures mean nothing)
 set -uo pipefail
@@ -39,6 +41,13 @@ fi
 PREFLMR_SIZE=${PREFLMR_SIZE:-vit-g} PREFLMR_PASSAGES=${PREFLMR_PASSAGES:-4096} PREFLMR_QUERIES=${PREFLMR_QUERIES:-512}
 PREFLMR_ARGS=${PREFLMR_ARGS:-} PIXELS=${PIXELS:-}  # the preset's image budget, unless smoke
 DEVICE=${DEVICE:-cuda} FIRST=${FIRST:-2b} LATER=${LATER-8b} BUDGET=${BUDGET:-540}
+PARTS=${PARTS:-pixels embed preflmr rerank feed later topk}
+for PART in $PARTS; do
+  case " pixels embed preflmr rerank feed later topk " in *" $PART "*) ;; *)
+    echo "gpu_check: PARTS names $PART; expected some of: pixels embed preflmr rerank feed later topk"; exit 2 ;;
+  esac
+done
+part() { case " $PARTS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }  # whether PARTS names this part
 CORPUS=${CORPUS:-2048} QUERIES=${QUERIES:-256} M2KR_CORPUS=${M2KR_CORPUS:-256} M2KR_QUERIES=${M2KR_QUERIES:-64}
 BATCH=${BATCH:-32} M2KR_BATCH=${M2KR_BATCH:-16} RERANK_QUERIES=${RERANK_QUERIES:-16} RERANK_BATCH=${RERANK_BATCH:-16}
 PYTHON=${PYTHON:-python3} OUT=${OUT:-bench/out/gpu} WORK=${WORK:-/tmp/mmrhub-gpu-check} SITE=${SITE:-/tmp/site}
@@ -140,10 +149,10 @@ step "data" 90 "${HELPER[@]}" data "$WORK" --corpus "$CORPUS" --queries "$QUERIE
   --m2kr-queries "$M2KR_QUERIES" --rerank-queries "$RERANK_QUERIES"
 
 # The workers send one frame of bytes, normalised on the device (model_inputs.Compact): the processor's values?
-step "pixels normalised on the device" 60 "$PYTHON" bench/pixels_on_device.py --device "$DEVICE"
+part pixels && step "pixels normalised on the device" 60 "$PYTHON" bench/pixels_on_device.py --device "$DEVICE"
 
 # 1. The 2B embedder on MIPR, then M2KR-shaped items.
-if step "build $FIRST embedder" 150 "${HELPER[@]}" models "$FIRST" "$WORK/models-$FIRST" --which embedding --device "$DEVICE"; then
+if part embed && step "build $FIRST embedder" 150 "${HELPER[@]}" models "$FIRST" "$WORK/models-$FIRST" --which embedding --device "$DEVICE"; then
   embed "$FIRST" mipr "$WORK/mipr" "$BATCH"
   embed "$FIRST" m2kr "$WORK/m2kr" "$M2KR_BATCH"
   rm -rf "$WORK/models-$FIRST/Qwen3-VL-Embedding-$FIRST-random"
@@ -151,9 +160,9 @@ fi
 
 # 2. PreFLMR ViT-G: its encoders, MaxSim over 47,318 passages, and the pipeline once the preset exists.
 # shellcheck disable=SC2086
-step "preflmr $PREFLMR_SIZE encoders + maxsim" 150 "${HELPER[@]}" preflmr --device "$DEVICE" $PREFLMR_ARGS
+part preflmr && step "preflmr $PREFLMR_SIZE encoders + maxsim" 150 "${HELPER[@]}" preflmr --device "$DEVICE" $PREFLMR_ARGS
 # The pipeline itself (`--preset preflmr`: workers, packed corpus, exact MaxSim) on synthetic M2KR of the real layout.
-if step "build preflmr $PREFLMR_SIZE + m2kr data" 150 "${HELPER[@]}" preflmr-setup "$WORK" --size "$PREFLMR_SIZE" \
+if part preflmr && step "build preflmr $PREFLMR_SIZE + m2kr data" 150 "${HELPER[@]}" preflmr-setup "$WORK" --size "$PREFLMR_SIZE" \
   --device "$DEVICE" --passages "$PREFLMR_PASSAGES" --queries "$PREFLMR_QUERIES" 2> >(quiet >&2); then
   if step "preflmr $PREFLMR_SIZE m2kr pipeline" 150 "$PYTHON" scripts/embed_retrieve.py m2kr --data-dir "$WORK/m2kr-real" \
     --model "$WORK/preflmr" --preset preflmr --image-processor "$WORK/preflmr/clip-image-processor" --device "$DEVICE" \
@@ -166,14 +175,15 @@ if step "build preflmr $PREFLMR_SIZE + m2kr data" 150 "${HELPER[@]}" preflmr-set
 fi
 
 # 3. The 2B reranker.
-if step "build $FIRST reranker" 150 "${HELPER[@]}" models "$FIRST" "$WORK/models-$FIRST" --which reranker --device "$DEVICE"; then
+if part rerank && step "build $FIRST reranker" 150 "${HELPER[@]}" models "$FIRST" "$WORK/models-$FIRST" --which reranker --device "$DEVICE"; then
   rerank "$FIRST"
   rm -rf "$WORK/models-$FIRST"
 fi
 
 # 4. If time is left: the CPU feed on this host's cores, the 8B pair, exact top-k.
-step "feed (bench/feed_cpu.py, $WORKERS workers)" 90 "$PYTHON" bench/feed_cpu.py --items "$FEED_ITEMS" \
+part feed && step "feed (bench/feed_cpu.py, $WORKERS workers)" 90 "$PYTHON" bench/feed_cpu.py --items "$FEED_ITEMS" \
   --workers "$WORKERS" --json "$WORK/feed.json" 2> >(quiet >&2)
+part later || LATER=""
 for SIZE in $LATER; do
   if step "build $SIZE embedder" 150 "${HELPER[@]}" models "$SIZE" "$WORK/models-$SIZE" --which embedding --device "$DEVICE"; then
     embed "$SIZE" mipr "$WORK/mipr" "$BATCH"
@@ -184,7 +194,7 @@ for SIZE in $LATER; do
     rm -rf "$WORK/models-$SIZE"
   fi
 done
-if [ "$DEVICE" = cuda ]; then
+if [ "$DEVICE" = cuda ] && part topk; then
   step "exact top-k, dim 2048" 60 "$PYTHON" bench/topk_gpu.py --dim 2048 --repeat 3
 fi
 

@@ -665,3 +665,33 @@ def test_the_gpu_check_runs_its_plumbing_on_cpu(tmp_path):
     assert {"preflmr tiny passages", "preflmr tiny queries", "preflmr tiny m2kr, embed corpus"} <= measured
     assert any(label.startswith("maxsim exact top-100 over 512 passages") for label in measured)
     assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["gpu_check.log", "summary.json"]
+
+
+@pytest.mark.slow
+def test_the_gpu_check_runs_only_the_parts_named(tmp_path):
+    """``PARTS=rerank`` runs the data and the reranker's steps alone (a lent GPU's time spent on what is not measured
+    yet); a part it does not know ends the check at once, naming it."""
+    import os
+    import subprocess
+    import sys
+
+    from _paths import ROOT
+
+    places = {name: str(tmp_path / name.lower()) for name in ("OUT", "WORK", "SITE")}
+    script = ["bash", str(ROOT / "bench" / "gpu_check.sh")]
+    env = dict(os.environ, SMOKE="1", PYTHON=sys.executable, **places)
+    done = subprocess.run(script, env={**env, "PARTS": "rerank"}, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert [(step["step"], step["status"]) for step in summary["steps"]] == [
+        ("data", "ok"),
+        ("build tiny reranker", "ok"),
+        ("rerank tiny mipr", "ok"),
+        ("scores rerank tiny", "ok"),
+    ]
+    assert [row["label"] for row in summary["measured"]] == ["rerank tiny mipr, rerank"]
+    done = subprocess.run(script, env={**env, "PARTS": "rerank 8b"}, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.splitlines()[-1]) == (
+        2,
+        "gpu_check: PARTS names 8b; expected some of: pixels embed preflmr rerank feed later topk",
+    )
