@@ -7,7 +7,9 @@ ten top-50 runs. Each figure times a whole process, interpreter start, imports, 
 and scoring included, the two sides alternating, median of the rounds; peak RSS is the child's maximum resident
 set. Cases:
 
-- one run: `mmrhub evaluate mipr RUN --data-dir DIR` against `python bench/peer_pytrec_eval.py DIR RUN`;
+- one run: `mmrhub evaluate mipr RUN --data-dir DIR` against `python bench/peer_pytrec_eval.py DIR RUN`, and (first
+  call and warm) against `python bench/peer_plain.py DIR RUN`, the shortest honest peer (json and plain Python,
+  the judgments read a line at a time into what scoring needs, no pytrec_eval structures);
 - ten runs: one `mmrhub evaluate mipr RUN x10` against the script scoring the same ten in one process;
 - the metric module: `python bench/score_with_evaluate.py DIR RUN` (`json` + `evaluate.load("metrics/mipr")
   .compute(...)`, run with ``--evaluate-python``, default this interpreter) against the same script;
@@ -38,6 +40,7 @@ import make_mipr_synthetic
 
 HERE = Path(__file__).resolve().parent
 PEER = HERE / "peer_pytrec_eval.py"
+PLAIN_PEER = HERE / "peer_plain.py"  # the shortest honest peer: json and plain Python, only what scoring needs
 
 
 USER_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
@@ -249,11 +252,14 @@ def main():
         run_memory(data_dir, work)
         return evaluate_memory(mmrhub, work)
     print(
-        "| case (whole process) | mmrhub | pytrec_eval script | time ratio | peak RSS ratio |\n"
+        "| case (whole process) | mmrhub | peer (the pytrec_eval script unless named) | time ratio | peak RSS ratio |\n"
         "|---|---:|---:|---:|---:|"
     )
     compare("one run, first call (empty cache)", mmrhub + [str(runs[0])], peer + [str(runs[0])], args.rounds, cold=True)
     compare("one run", mmrhub + [str(runs[0])], peer + [str(runs[0])], args.rounds)
+    plain = [sys.executable, str(PLAIN_PEER), str(data_dir), str(runs[0])]
+    compare("one run, first call, against `peer_plain.py`", mmrhub + [str(runs[0])], plain, args.rounds, cold=True)
+    compare("one run, against `peer_plain.py`", mmrhub + [str(runs[0])], plain, args.rounds)
     compare(
         "ten runs, one process", mmrhub + list(map(str, runs)), peer + list(map(str, runs)), max(2, args.rounds // 2)
     )
