@@ -63,7 +63,7 @@ def test_matrix_flops_are_twice_the_real_layouts_weights(size):
 
 
 def test_the_docs_quote_the_models_figures():
-    """README.md and docs/retrieve.md quote the FLOP model's rates and times, never another count."""
+    """docs/retrieve.md quotes the FLOP model's rates and times, never another count."""
     out = flop_model.estimates()
     page = " ".join((ROOT / "docs" / "retrieve.md").read_text(encoding="utf-8").split())
     for figure in (
@@ -73,8 +73,7 @@ def test_the_docs_quote_the_models_figures():
         f"{out['rerank 2b mipr pairs/s']:.0f} and {out['rerank 8b mipr pairs/s']:.0f} pairs/s",
         f"{out['preflmr passages/s']:,.0f} passages/s",
         f"{out['preflmr queries/s']:.0f} queries/s",
-        f"about {out['mipr baseline 8b seconds'] / 3600:.1f} h",
+        # the baseline's time is quoted from the H200's measured rates, beside the model's estimate
+        f"estimated {out['mipr baseline 8b seconds'] / 3600:.1f} h and {out['mipr baseline 2b seconds'] / 3600:.1f} h",
     ):
         assert figure in page, figure
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    assert f"about {out['mipr baseline 8b seconds'] / 3600:.1f} h" in readme
