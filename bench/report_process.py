@@ -89,10 +89,17 @@ def environment(hf_home: str, source) -> dict:
     return env
 
 
+def checkout(source) -> str:
+    """Where to run ``python -m``: it puts the working folder before PYTHONPATH, so the checkout's own root."""
+    return str(source or Path(__file__).resolve().parent.parent)
+
+
 def takes_comma_lists(hf_home: str, source) -> bool:
     """Whether this mmrhub's --query-ids takes a comma list (code before took one argument per id)."""
     command = [sys.executable, "-m", "mmrhub.cli", "report", "mipr", "--help"]
-    shown = subprocess.run(command, env=environment(hf_home, source), capture_output=True, text=True, check=True)
+    shown = subprocess.run(
+        command, env=environment(hf_home, source), cwd=checkout(source), capture_output=True, text=True, check=True
+    )
     return "ID[,ID...]" in shown.stdout
 
 
@@ -116,7 +123,9 @@ def report(folder: Path, runs: list, hf_home: str, source, commas: bool = True) 
     ]
     env = environment(hf_home, source)
     start = time.perf_counter()
-    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        command, env=env, cwd=checkout(source), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     return time.perf_counter() - start
 
 
