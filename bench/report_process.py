@@ -5,11 +5,13 @@ The tables come from ``make_mipr_synthetic.py`` (3,522 queries, 30,731 products)
 L1 items; the other images are never read (``--no-check-images``). Each image's bytes differ (a trailing
 comment after IEND), so neither the page nor the cache can share a thumbnail between two items.
 
-    python bench/report_process.py [--rounds 3] [--source DIR]
+    python bench/report_process.py [--rounds 3] [--source DIR] [--against-one-run]
 
 ``--source``: a checkout whose ``mmrhub`` is run instead (e.g. ``git archive`` of the commit before the change).
 One process first fills the judgment and datasets caches; then each round times a process with the thumbnail
-cache emptied (cold) and one with it as the previous process left it (warm).
+cache emptied (cold) and one with it as the previous process left it (warm). ``--against-one-run``: each round
+instead times the report of run A alone (the peer) and of A and B, in alternating order, both with the
+thumbnail cache warm, and prints the ratio (issue 39).
 """
 
 import argparse
@@ -80,11 +82,30 @@ def prepare(folder: Path) -> list:
     return runs
 
 
-def report(folder: Path, runs: list, hf_home: str, source) -> float:
-    """Seconds of one whole ``mmrhub report`` process."""
+def environment(hf_home: str, source) -> dict:
     env = dict(os.environ, HF_HOME=hf_home, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
     if source:
         env["PYTHONPATH"] = str(source)
+    return env
+
+
+def checkout(source) -> str:
+    """Where to run ``python -m``: it puts the working folder before PYTHONPATH, so the checkout's own root."""
+    return str(source or Path(__file__).resolve().parent.parent)
+
+
+def takes_comma_lists(hf_home: str, source) -> bool:
+    """Whether this mmrhub's --query-ids takes a comma list (code before took one argument per id)."""
+    command = [sys.executable, "-m", "mmrhub.cli", "report", "mipr", "--help"]
+    shown = subprocess.run(
+        command, env=environment(hf_home, source), cwd=checkout(source), capture_output=True, text=True, check=True
+    )
+    return "ID[,ID...]" in shown.stdout
+
+
+def report(folder: Path, runs: list, hf_home: str, source, commas: bool = True) -> float:
+    """Seconds of one whole ``mmrhub report`` process."""
+    ids = [str(number) for number in range(1, QUERIES + 1)]
     command = [
         sys.executable,
         "-m",
@@ -96,31 +117,52 @@ def report(folder: Path, runs: list, hf_home: str, source) -> float:
         str(folder),
         "--no-check-images",
         "--query-ids",
-        # the code before comma lists took one argument per id
-        *(map(str, range(1, QUERIES + 1)) if source else [",".join(map(str, range(1, QUERIES + 1)))]),
+        *([",".join(ids)] if commas else ids),
         "-o",
         str(folder / "page.html"),
     ]
+    env = environment(hf_home, source)
     start = time.perf_counter()
-    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        command, env=env, cwd=checkout(source), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     return time.perf_counter() - start
+
+
+def against_one_run(folder: Path, runs: list, hf_home: str, source, commas: bool, rounds: int) -> None:
+    """Run A alone and A with B, alternating which goes first, the thumbnail cache as the filling process left it."""
+    one, two, sizes = [], [], {}
+    for number in range(rounds):
+        for count in (1, 2) if number % 2 == 0 else (2, 1):
+            (one if count == 1 else two).append(report(folder, runs[:count], hf_home, source, commas))
+            sizes[count] = (folder / "page.html").stat().st_size / 1e6
+    ratios = [b / a for a, b in zip(one, two)]
+    print(
+        f"one run {statistics.median(one):.2f} s, two runs {statistics.median(two):.2f} s (medians of {rounds}); "
+        f"ratio median {statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}); "
+        f"pages {sizes[1]:.2f} MB and {sizes[2]:.2f} MB"
+    )
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--source", help="run the mmrhub of this checkout")
+    parser.add_argument("--against-one-run", action="store_true", help="time A alone against A and B (warm cache)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch) / "mipr"
         runs = prepare(folder)
         hf_home = str(Path(scratch) / "hf")
-        report(folder, runs, hf_home, args.source)
+        commas = takes_comma_lists(hf_home, args.source)
+        report(folder, runs, hf_home, args.source, commas)
+        if args.against_one_run:
+            return against_one_run(folder, runs, hf_home, args.source, commas, args.rounds)
         cold, warm = [], []
         for _ in range(args.rounds):
             shutil.rmtree(Path(hf_home) / "mmrhub" / "thumbnails", ignore_errors=True)
-            cold.append(report(folder, runs, hf_home, args.source))
-            warm.append(report(folder, runs, hf_home, args.source))
+            cold.append(report(folder, runs, hf_home, args.source, commas))
+            warm.append(report(folder, runs, hf_home, args.source, commas))
         size = (folder / "page.html").stat().st_size / 1e6
         print(
             f"cold {statistics.median(cold):.2f} s, warm {statistics.median(warm):.2f} s (medians of "

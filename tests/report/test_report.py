@@ -1,7 +1,10 @@
 """mmrhub report on the bundled samples, without a browser: the page parses, its table is evaluate's, its
 gallery holds exactly the queries and thumbnails expected from the raw files."""
 
+import base64
+import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +23,7 @@ from _report_helpers import count_decodes
 from _report_helpers import evaluate_table
 from _report_helpers import markdown_rows
 from _report_helpers import run_report
+from PIL import Image
 
 from mmrhub.cli import main
 from mmrhub.scoring.runs.run import RunError
@@ -74,6 +78,33 @@ def test_two_runs_get_the_paired_test_of_mmrhub_compare(tmp_path, capsys):
     assert len(page.queries) == 3
     # the unusual columns are defined under the scores, as evaluate defines them
     assert "SC-R-L1@k*: SC-R-L1@k averaged only over queries with at least two L1 categories" in page.text
+
+
+def test_the_paired_figure_draws_its_markers_as_one_image(tmp_path, capsys):
+    mipr_report(tmp_path, capsys, "--queries", "1", "--json", tmp_path / "scores.json")
+    runs = json.loads((tmp_path / "scores.json").read_text())["runs"]
+    pairs = [(a["nDCG@10"], b["nDCG@10"]) for a, b in zip(*(run["per_query"].values() for run in runs))]
+    counts = {
+        f"{runs[1]['name']} better": sum(b > a for a, b in pairs),
+        f"{runs[0]['name']} better": sum(b < a for a, b in pairs),
+        "tie": sum(b == a for a, b in pairs),
+    }
+    assert len(pairs) == 27 and all(counts.values())
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    figures = re.findall(r"<svg.*?</svg>", html, re.DOTALL)
+    assert len(figures) == 3
+    paired = figures[2]
+    # the legend's three markers stay vectors, as do the ticks; the queries' markers are one PNG, not a <use> each
+    ticks = len(re.findall(r'<g id="[xy]tick_', paired))
+    assert paired.count('<g id="PathCollection_') == 3 and paired.count("<use ") == 3 + ticks == 15
+    (image,) = re.findall(r'<image xlink:href="data:image/png;base64,([^"]+)"', paired)
+    png = Image.open(io.BytesIO(base64.b64decode(image)))
+    assert png.format == "PNG" and png.mode == "RGBA"
+    colours = {(r, g, b) for _, (r, g, b, alpha) in png.getcolors(png.width * png.height) if alpha}
+    assert {(0x1A, 0x98, 0x50), (0xD7, 0x30, 0x27), (0x96, 0x96, 0x96)} <= colours  # B better, A better, tie
+    for what, count in counts.items():  # text the browser draws, exact counts
+        assert f">{what}: {count}</text>" in paired
+    assert f">{runs[0]['name']}: nDCG@10 (x100)</text>" in paired
 
 
 def test_three_runs_get_every_pair_of_mmrhub_compare(tmp_path, capsys):

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from mmrhub.scoring.compare import significance
+from mmrhub.scoring.compare import signs
 from mmrhub.scoring.compare.comparison import compare_runs
 from mmrhub.scoring.compare.significance import pairs_tests
 from mmrhub.scoring.compare.significance import randomisation_ps
@@ -97,6 +98,7 @@ def test_the_sign_matrix_is_drawn_once_a_command(monkeypatch):
     runs = random_runs(5, 60, 3)
     drawn = []
     real = np.random.default_rng
+    signs._raw_words_match_numpy()  # its check against numpy's own draws, made once a process, is no test's draw
 
     def counting(seed):
         drawn.append(seed)
@@ -115,3 +117,34 @@ def test_the_sign_matrix_is_drawn_once_a_command(monkeypatch):
     }
     assert len(drawn) == len(lengths) < 10 * len(MEASURES)
     assert set(drawn) == {5}
+
+
+def numpy_signs(seed, count, rows_per_call):
+    rng = np.random.default_rng(seed)
+    return [rng.integers(0, 2, size=(rows, count), dtype=np.int8) * 2.0 - 1.0 for rows in rows_per_call]
+
+
+@pytest.mark.parametrize(("count", "rows_per_call"), [(3522, [1000, 1000, 7]), (5, [3, 1, 3, 2]), (1, [1, 3, 2, 9])])
+def test_signs_from_raw_words_are_numpys_draws(count, rows_per_call):
+    # odd numbers of 32-bit words leave half a 64-bit word to the next call; a call's last word is used in part
+    assert signs._raw_words_match_numpy()  # the fast path, on this machine
+    draws = signs.SignDraws(9, count, max(rows_per_call))
+    assert draws.raw is not None
+    for rows, expected in zip(rows_per_call, numpy_signs(9, count, rows_per_call)):
+        drawn = draws(rows)
+        assert drawn.dtype == np.float64 and np.array_equal(drawn, expected)
+
+
+def test_numpy_draws_the_signs_where_raw_words_do_not_match(monkeypatch):
+    rng = np.random.default_rng(2)
+    columns = [rng.normal(0.02, 1, 1001), rng.integers(-1, 2, 1001).astype(float), rng.random(333) - 0.4]
+    fast = randomisation_ps(columns, 2500, 8)
+    real = signs._RawBits.__call__
+    monkeypatch.setattr(signs._RawBits, "__call__", lambda self, *args: 1 - real(self, *args))  # another numpy
+    signs._raw_words_match_numpy.cache_clear()
+    try:
+        assert not signs._raw_words_match_numpy()
+        assert signs.SignDraws(8, 1001, 1000).raw is None
+        assert randomisation_ps(columns, 2500, 8) == fast == [before_ps(c[:, None], 2500, 8)[0] for c in columns]
+    finally:
+        signs._raw_words_match_numpy.cache_clear()

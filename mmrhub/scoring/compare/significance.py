@@ -3,6 +3,8 @@ queries, drawn once for every pair and measure of a command, and one matrix prod
 
 import numpy as np
 
+from mmrhub.scoring.compare.signs import SignDraws
+
 
 def randomisation_ps(columns: list, permutations: int = 10000, seed: int = 0, chunk: int = 1000) -> list:
     """p-value of the mean of each 1-D array of ``columns`` (per-query differences) under random sign flips; the
@@ -20,14 +22,10 @@ def randomisation_ps(columns: list, permutations: int = 10000, seed: int = 0, ch
         # each mean over its own contiguous copy, as the one-column test takes it, so it rounds alike
         observed = np.array([abs(np.ascontiguousarray(columns[index]).mean()) - 1e-12 for index in indices])
         hits = np.zeros(len(indices), dtype=np.int64)
-        rng = np.random.default_rng(seed)
-        buffer = np.empty((min(chunk, permutations), count))  # reused: a fresh one a chunk costs its page faults
+        draws = SignDraws(seed, count, min(chunk, permutations))
         # chunks keep memory at chunk x queries; their sizes are part of the random stream, so they stay fixed
         for start in range(0, permutations, chunk):
-            size = min(chunk, permutations - start)
-            signs = np.multiply(rng.integers(0, 2, size=(size, count), dtype=np.int8), 2.0, out=buffer[:size])
-            signs -= 1.0
-            hits += (np.abs(signs @ matrix) / count >= observed).sum(axis=0)
+            hits += (np.abs(draws(min(chunk, permutations - start)) @ matrix) / count >= observed).sum(axis=0)
         for index, h in zip(indices, hits.tolist()):
             ps[index] = (h + 1) / (permutations + 1)
     return ps
