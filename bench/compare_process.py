@@ -11,7 +11,8 @@ Each cell gives the wall time and, in brackets, the CPU time (user + system over
 shared machine disturb less; the ratios are of wall times, then of CPU times.
 mmrhub tests 6 measures a pair (two of them subtopic coverage), the peer the 4 that pytrec_eval has.
 ``--source``: also time the mmrhub of that checkout (e.g. ``git archive`` of the commit before the change), run
-through ``python -c`` with it first on ``PYTHONPATH``, in the same rounds.
+through ``python -P -c`` with it first on ``PYTHONPATH``, in the same rounds (``-P``: without it the working folder
+comes first, and run from this checkout "before" would be this code).
 """
 
 import argparse
@@ -53,7 +54,7 @@ def main():
         subprocess.run([sys.executable, str(HERE / "evaluate_process.py"), "--generate", str(work)], check=True)
     runs = sorted(work.glob("run[0-9].json"))
     env = {**USER_ENV, "HF_HOME": tempfile.mkdtemp(prefix="mmrhub-hf-")}
-    sides = {"mmrhub": ([sys.executable, "-c", CONSOLE, "compare", "mipr", "--data-dir", str(data_dir)], env)}
+    sides = {"mmrhub": ([sys.executable, "-P", "-c", CONSOLE, "compare", "mipr", "--data-dir", str(data_dir)], env)}
     if args.source:
         before = {**env, "PYTHONPATH": str(Path(args.source).resolve())}
         sides["before"] = (sides["mmrhub"][0], before)

@@ -32,7 +32,7 @@ CHILD = """
 import json, shutil, sys, time
 from mmrhub.benchmarks import MIPR
 from mmrhub.retrieve.data_loading import fingerprint, load_side
-from mmrhub.retrieve.image_digests import default_dir, image_digests
+from mmrhub.image_digests import default_dir, image_digests
 from mmrhub.retrieve.options import DataOptions
 
 data, cold = DataOptions(MIPR, data_dir=sys.argv[1]), sys.argv[2] == "cold"

@@ -245,8 +245,8 @@ def corpus_copy(tmp_path, monkeypatch):
     digests remembered, as a warm run finds them (files settle within 0.2 s here, not 2 s)."""
     from datasets import Image as ImageFeature
 
-    from mmrhub.retrieve import image_digests as digests_module
-    from mmrhub.retrieve.image_digests import image_digests
+    from mmrhub import image_digests as digests_module
+    from mmrhub.image_digests import image_digests
 
     monkeypatch.setattr(digests_module, "SETTLE_NS", 200_000_000)
 
@@ -261,8 +261,8 @@ def corpus_copy(tmp_path, monkeypatch):
 @SETTINGS
 @given(case=image_changes())
 def test_cached_vectors_and_scores_are_never_served_for_changed_images(corpus_copy, case):
+    from mmrhub.image_digests import image_digests
     from mmrhub.retrieve.data_loading import fingerprint
-    from mmrhub.retrieve.image_digests import image_digests
 
     root, dataset, paths, pristine = corpus_copy
     for path, data in pristine.items():

@@ -1,7 +1,8 @@
 """Small JPEG thumbnails of the images shown, made on every core and cached, or the reason an image cannot be shown.
 
-Each image's bytes are read once (through fsspec, like datasets' own decoding: M2KR's ``splitzip://``), hashed,
-and looked up in the cache (``thumbnail_cache``) before any pixel is decoded.
+A local image whose digest ``image_digests`` remembers (its ``stat`` unchanged) is looked up in the cache
+(``thumbnail_cache``) without being read. Any other image's bytes are read once (through fsspec, like datasets' own
+decoding: M2KR's ``splitzip://``), hashed, and looked up before any pixel is decoded.
 """
 
 import base64
@@ -19,6 +20,7 @@ import mmr_cache
 from mmr_inputs import InputError
 from mmr_inputs import open_regular
 from mmrhub.cores import usable_cores
+from mmrhub.image_digests import local_file_digests
 from mmrhub.report.thumbnail_cache import ThumbnailCache
 
 THUMBNAIL_PX = 96
@@ -74,10 +76,21 @@ def data_uri(jpeg: bytes) -> str:
     return "data:image/jpeg;base64," + base64.b64encode(jpeg).decode("ascii")
 
 
-def thumbnail(reference, cache: ThumbnailCache, size: int = THUMBNAIL_PX):
-    """(data URI or Failure, whether the cache held it)."""
+def cache_key(digest: str, size: int) -> str:
+    """The cache's key of an image's thumbnail: the xxh3-128 of its bytes and the size."""
+    return f"{digest}-{size}px"
+
+
+def thumbnail(reference, cache: ThumbnailCache, size: int = THUMBNAIL_PX, known=None):
+    """(data URI or Failure, whether the cache held it). ``known``: the image's ``xxh3:`` digest where
+    ``image_digests`` remembers it (a local file whose ``stat`` is unchanged), so a cached thumbnail is served
+    without reading the image."""
     if reference is None:
         return Failure(NOT_READ, "no image was read: --no-check-images reads no archive"), False
+    if known is not None:
+        jpeg = cache.get(cache_key(known.removeprefix("xxh3:"), size))
+        if jpeg is not None:
+            return data_uri(jpeg), True
     try:
         data = read_bytes(reference)
     except FileNotFoundError:
@@ -86,7 +99,7 @@ def thumbnail(reference, cache: ThumbnailCache, size: int = THUMBNAIL_PX):
         return Failure(
             UNREADABLE, str(error) if isinstance(error, InputError) else f"{where(reference)}: {error}"
         ), False
-    key = f"{mmr_cache.bytes_hash(data)}-{size}px"
+    key = cache_key(mmr_cache.bytes_hash(data), size)  # of the bytes read, whatever was known before
     jpeg = cache.get(key)
     if jpeg is not None:
         return data_uri(jpeg), True
@@ -108,10 +121,11 @@ def thumbnails(references: list, cache: ThumbnailCache, size: int = THUMBNAIL_PX
     decodes, and fsspec keeps a filesystem instance per thread. A progress bar on stderr when it is a terminal."""
     from tqdm.auto import tqdm
 
+    known = local_file_digests([None if ref is None or ref["bytes"] is not None else ref["path"] for ref in references])
     with warnings.catch_warnings(), ThreadPoolExecutor(usable_cores()) as pool:
         # shrink checks the pixel limit itself and reports it per image; Pillow's own warning would repeat it.
         warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-        jobs = pool.map(lambda reference: thumbnail(reference, cache, size), references)
+        jobs = pool.map(lambda reference, digest: thumbnail(reference, cache, size, digest), references, known)
         bar = tqdm(
             jobs,
             total=len(references),

@@ -10,8 +10,8 @@ from typing import Optional
 import torch
 
 from mmrhub.declaration import Side
+from mmrhub.image_digests import image_digests
 from mmrhub.retrieve import distributed
-from mmrhub.retrieve.image_digests import image_digests
 from mmrhub.retrieve.images import EXIF_APPLY
 from mmrhub.retrieve.images import decoded
 from mmrhub.retrieve.options import DataOptions

@@ -217,3 +217,45 @@ def test_plot_text_stays_text_and_names_cjk_fonts(tmp_path, capsys):
     assert len(texts) > 30 and sum(any(text.startswith(f"{top} (") for text in drawn) for top in tops) >= 5
     assert all("'DejaVu Sans', 'Noto Sans CJK SC', 'Source Han Sans SC', 'WenQuanYi Micro Hei'" in a for a, _ in texts)
     assert 'id="DejaVuSans-' not in html  # no glyph outlines (svg.fonttype "path" defines one per character)
+
+
+def count_reads(monkeypatch) -> list:
+    """The path of every image whose bytes the thumbnails read."""
+    from mmrhub.report import thumbnails
+
+    read, real = [], thumbnails.read_bytes
+    monkeypatch.setattr(thumbnails, "read_bytes", lambda reference: read.append(reference["path"]) or real(reference))
+    return read
+
+
+def test_a_cached_thumbnail_of_an_unchanged_image_is_served_without_reading_the_image(tmp_path, capsys, monkeypatch):
+    """A local image's digest is remembered with its stat (mmrhub/image_digests.py), so a warm report finds its
+    thumbnail without reading it."""
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    read = count_reads(monkeypatch)
+    argv = ("mipr", EMBEDDING, RERANKER, "--queries", "2")
+    first, _, _ = report(tmp_path, capsys, *argv)
+    assert len(read) == len(set(read)) == len(first.thumbnails) > 0
+    read.clear()
+    second, _, err = report(tmp_path, capsys, *argv)
+    assert read == [] and second.thumbnails == first.thumbnails
+    assert f", {len(first.thumbnails)} from the thumbnail cache" in err
+
+
+def test_an_image_changed_since_its_thumbnail_is_read_and_drawn_again(tmp_path, capsys, monkeypatch):
+    from mmrhub import image_digests
+
+    monkeypatch.setattr(image_digests, "SETTLE_NS", 0)  # the copies are remembered at once
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    data = tmp_path / "mipr"
+    shutil.copytree(MIPR_DIR, data)
+    argv = ("mipr", EMBEDDING, "--data-dir", data, "--queries", "1")
+    read = count_reads(monkeypatch)
+    first, _, _ = report(tmp_path, capsys, *argv)
+    changed, read[:] = sorted(read)[0], []
+    report(tmp_path, capsys, *argv)
+    assert read == []
+    Image.new("RGB", (40, 30), "magenta").save(changed)  # other bytes, another size
+    third, _, _ = report(tmp_path, capsys, *argv)
+    assert read == [changed]
+    assert len(set(third.thumbnails.values()) - set(first.thumbnails.values())) == 1

@@ -16,11 +16,11 @@ from _mipr_helpers import copy_sample as copy_mipr
 import m2kr
 import mipr
 import mmr_cache
+from mmrhub import image_digests as digests_module
 from mmrhub.benchmarks import MIPR
-from mmrhub.retrieve import image_digests as digests_module
+from mmrhub.image_digests import image_digests
 from mmrhub.retrieve.data_loading import fingerprint
 from mmrhub.retrieve.embedding_cache import EmbeddingCache
-from mmrhub.retrieve.image_digests import image_digests
 from mmrhub.retrieve.rerank.score_cache import ScoreCache
 
 IDENTITY = {"model": "tiny", "dtype": "float32"}
@@ -158,3 +158,29 @@ def test_an_image_that_cannot_be_read_is_named(corpus, tmp_path):
     os.remove(target)
     with pytest.raises(OSError, match=f"cannot read the image {target}: No such file"):
         image_digests(dataset, cache_dir=tmp_path / "cache")
+
+
+def test_calls_naming_different_files_of_a_folder_keep_each_others_digests(corpus, tmp_path, monkeypatch):
+    """Two reports' galleries name different images of one folder: each call remembers its files beside what the
+    other remembered, so neither reads again what the other left."""
+    from mmrhub.image_digests import local_file_digests
+
+    data, dataset = corpus
+    monkeypatch.setattr(digests_module, "SETTLE_NS", 0)
+    cache = tmp_path / "cache"
+    paths = [image_path(dataset, row) for row in range(8)]
+    first, second = local_file_digests(paths[:4], cache), local_file_digests(paths[4:], cache)
+    hashed = []
+    real_hash = mmr_cache.content_hash
+    images = str(data)
+    monkeypatch.setattr(
+        mmr_cache, "content_hash", lambda path: str(path).startswith(images) and hashed.append(path) or real_hash(path)
+    )
+    assert local_file_digests(paths[:4], cache) == first and local_file_digests(paths[4:], cache) == second
+    assert hashed == []
+    assert local_file_digests([None, str(data / "missing.jpg"), "zip://a.jpg::b.zip", paths[0]], cache) == [
+        None,
+        None,
+        None,
+        first[0],
+    ]

@@ -1,5 +1,6 @@
 """What each image's bytes hash to: part of the keys of the corpus embeddings and rerank scores, and of a run's
-record, so that vectors, scores and records vouch for the images they were computed from, not only their names.
+record, so that vectors, scores and records vouch for the images they were computed from, not only their names;
+and the key of a local image's report thumbnail, so a cached one is found without reading the image.
 
 - **A zip member** (M2KR's archives): its CRC-32 and size from the archive's directory, which the archive's file
   system reads once; every read of the member checks its bytes against that CRC (``m2kr_archive``), so the
@@ -57,6 +58,26 @@ def image_digests(dataset, column: str = "image", cache_dir=None) -> list:
             digests[row] = digest
     for (protocol, target), rows in archives.items():
         for (row, _), digest in zip(rows, member_digests(protocol, target, [member for _, member in rows])):
+            digests[row] = digest
+    return digests
+
+
+def local_file_digests(paths: list, cache_dir=None) -> list:
+    """``xxh3:<hash>`` of each of ``paths`` that is a local regular file, remembered per folder as for
+    ``image_digests``; None for any other (an archive member, a missing file, a folder, None, a file that went
+    away meanwhile): the caller reads those itself and says what is wrong."""
+    digests = [NO_IMAGE] * len(paths)
+    local = defaultdict(list)  # folder -> [(row, file name)]
+    for row, path in enumerate(paths):
+        if path is not None and "://" not in path and os.path.isfile(path):
+            folder, _, name = (path if path.startswith("/") else os.path.abspath(path)).rpartition("/")
+            local[folder].append((row, name))
+    for folder, rows in local.items():
+        try:
+            found = FolderDigests(folder, cache_dir).digests([name for _, name in rows])
+        except OSError:  # removed or made unreadable since: read (and reported) by the caller
+            continue
+        for (row, _), digest in zip(rows, found):
             digests[row] = digest
     return digests
 
@@ -141,9 +162,22 @@ class FolderDigests:
         for row in [row for row, digest in enumerate(digests) if digest is None]:
             digests[row] = mmr_cache.content_hash(paths[row])
         settled = stats[:, 3:].max(axis=1, initial=0) < time.time_ns() - SETTLE_NS
-        keep = [name for name, ok in zip(names, settled.tolist()) if ok]
-        if known is None or keep != known[0] or not np.array_equal(stats[settled], known[1]):
-            self.save(keep, stats[settled], [d for d, ok in zip(digests, settled.tolist()) if ok])
+        # what was remembered of the folder's other files is kept: calls naming different files (two reports'
+        # galleries) would otherwise each forget the other's
+        merged = {} if known is None else {name: (tuple(stat), d) for name, stat, d in zip(known[0], *known[1:])}
+        fresh = {
+            name: (tuple(stat), digest)
+            for name, stat, digest, ok in zip(names, stats.tolist(), digests, settled.tolist())
+            if ok and merged.get(name) != (tuple(stat), digest)
+        }
+        if known is None or fresh:
+            merged.update(fresh)
+            kept = list(merged)
+            self.save(
+                kept,
+                np.array([merged[name][0] for name in kept], np.int64).reshape(len(kept), 5),
+                [merged[name][1] for name in kept],
+            )
         return ["xxh3:" + digest for digest in digests]
 
     def save(self, names: list, stats, digests: list) -> None:
