@@ -152,32 +152,24 @@ class FolderDigests:
         paths = [f"{self.folder}/{name}" for name in names]
         stats = stat_signatures(paths)
         digests = [None] * len(names)
+        remembered = np.zeros(len(names), dtype=bool)  # what the entry holds already, stat and all
         known = self.remembered()
         if known is not None and known[0]:
             where = dict(zip(known[0], range(len(known[0]))))
             rows = np.array([where.get(name, -1) for name in names], dtype=np.int64)
-            same = (rows >= 0) & (known[1][rows] == stats).all(axis=1)
-            for row in np.flatnonzero(same).tolist():
+            remembered = (rows >= 0) & (known[1][rows] == stats).all(axis=1)
+            for row in np.flatnonzero(remembered).tolist():
                 digests[row] = known[2][rows[row]]
         for row in [row for row, digest in enumerate(digests) if digest is None]:
             digests[row] = mmr_cache.content_hash(paths[row])
         settled = stats[:, 3:].max(axis=1, initial=0) < time.time_ns() - SETTLE_NS
-        # what was remembered of the folder's other files is kept: calls naming different files (two reports'
-        # galleries) would otherwise each forget the other's
-        merged = {} if known is None else {name: (tuple(stat), d) for name, stat, d in zip(known[0], *known[1:])}
-        fresh = {
-            name: (tuple(stat), digest)
-            for name, stat, digest, ok in zip(names, stats.tolist(), digests, settled.tolist())
-            if ok and merged.get(name) != (tuple(stat), digest)
-        }
+        fresh = np.flatnonzero(settled & ~remembered).tolist()
         if known is None or fresh:
-            merged.update(fresh)
-            kept = list(merged)
-            self.save(
-                kept,
-                np.array([merged[name][0] for name in kept], np.int64).reshape(len(kept), 5),
-                [merged[name][1] for name in kept],
-            )
+            # the folder's other remembered files are kept: calls naming different files (two reports' galleries)
+            # would otherwise each forget the other's
+            merged = {} if known is None else dict(zip(known[0], zip(known[1].tolist(), known[2])))
+            merged.update((names[row], (stats[row].tolist(), digests[row])) for row in fresh)
+            self.save(list(merged), [stat for stat, _ in merged.values()], [digest for _, digest in merged.values()])
         return ["xxh3:" + digest for digest in digests]
 
     def save(self, names: list, stats, digests: list) -> None:
@@ -186,7 +178,9 @@ class FolderDigests:
 
         try:
             with new_entry(self.entry, self.key, {"folder": self.folder}) as work:
-                for name, values in zip(FILES, (names, stats, digests)):
-                    np.save(work / f"{name}.npy", np.array(values, dtype=np.str_ if name != "stats" else np.int64))
+                stats = np.array(stats, np.int64).reshape(-1, 5)  # (0, 5) when nothing is remembered
+                arrays = (np.array(names, np.str_), stats, np.array(digests, np.str_))
+                for name, values in zip(FILES, arrays):
+                    np.save(work / f"{name}.npy", values)
         except OSError:
             pass
