@@ -73,19 +73,27 @@ def join_path(base: str, relative: str) -> str:
     return base.rstrip("/") + "/" + relative if "://" in base else os.path.join(base, relative)
 
 
-def read_config(name: str, base: str, paths: Optional[dict] = None, opener=None) -> pa.Table:
+def read_config(
+    name: str, base: str, paths: Optional[dict] = None, opener=None, read: Optional[dict] = None
+) -> pa.Table:
     """Config ``name``'s table from the folder or URL ``base``, checked as the builder checks it (the image folders
     aside): ``qrels`` against the query and product ids, ``queries`` and ``corpus`` for their image names.
 
     ``paths``: where each source file (``SOURCE_FILES``' keys) is read from, when not at its place under ``base``
-    (the download cache's copies); messages name the files under ``base``.
+    (the download cache's copies); messages name the files under ``base``. ``read``: the ``queries`` and
+    ``corpus`` tables this caller has already read and checked, whose ids ``qrels`` then uses instead of reading
+    those files again.
     """
     names = ["qrels", "queries", "corpus"] if name == "qrels" else [name]
     shown = {config: join_path(base, SOURCE_FILES[config]) for config in names}
     paths = paths or shown
+    read = read or {}
     if name == "qrels":
-        queries = read_table(paths["queries"], "queries", opener, shown["queries"], ["idx"])
-        corpus = read_table(paths["corpus"], "corpus", opener, shown["corpus"], ["item_id"])
+        queries, corpus = read.get("queries"), read.get("corpus")
+        if queries is None:
+            queries = read_table(paths["queries"], "queries", opener, shown["queries"], ["idx"])
+        if corpus is None:
+            corpus = read_table(paths["corpus"], "corpus", opener, shown["corpus"], ["item_id"])
         table = read_table(paths["qrels"], "qrels", opener, shown["qrels"])
         check_qrels(table, queries["idx"], corpus["item_id"], shown["qrels"])
         return table

@@ -68,8 +68,10 @@ def read_truth(data_dir) -> Truth:
 
     def read():  # the builder's checks, config by config in its order; the image folders are its alone
         base = os.path.abspath(folder)  # as the builder names the files
-        tables = {config: contiguous_columns(read_config(config, base)) for config in ("queries", "corpus", "qrels")}
-        return prepared(tables)
+        read = {}  # qrels is checked against the ids of the two tables read before it, not read again
+        for config in ("queries", "corpus", "qrels"):
+            read[config] = read_config(config, base, read=read)
+        return prepared({config: contiguous_columns(table) for config, table in read.items()})
 
     def prepared(tables):  # judgments as the metric indexes them: ids coded against the corpus, in code order per query
         annotation, corpus = tables["qrels"], tables["corpus"]

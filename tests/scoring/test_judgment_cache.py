@@ -127,3 +127,22 @@ def test_a_pipe_among_the_tables_is_refused_by_name(tmp_path, monkeypatch, capsy
     assert main(["evaluate", "m2kr", str(run), "--data-dir", str(folder)]) == 1
     err = capsys.readouterr().err
     assert err == (f"mmrhub evaluate: error: {passages}: not a regular file (a FIFO); expected a file to read.\n")
+
+
+def test_a_first_call_reads_each_mipr_file_once(data, monkeypatch):
+    """The judgments are checked against the query and product ids of the tables read just before them, not of a
+    second read of those files (46 ms of a full-scale first call)."""
+    import mipr_format
+
+    read, real = [], mipr_format.read_table
+
+    def counted(path, name, *args, **kwargs):
+        read.append(name)
+        return real(path, name, *args, **kwargs)
+
+    monkeypatch.setattr(mipr_format, "read_table", counted)
+    MIPR.read_truth(data)
+    assert sorted(read) == ["corpus", "qrels", "queries"]
+    read.clear()
+    MIPR.read_truth(data)  # cached
+    assert read == []
