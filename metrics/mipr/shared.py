@@ -214,13 +214,18 @@ class Pairs:
         encoded = pc.dictionary_encode(ids)  # ids already encoded are kept as they are
         self.ids, self.codes = encoded.dictionary, encoded.indices.to_numpy()
         keys = self.rows * len(self.ids) + self.codes
-        order = np.argsort(keys, kind="stable")
-        again = order[1:][keys[order[1:]] == keys[order[:-1]]]
-        if len(again):
-            at = int(again.min())
-            raise ValueError(f"{name}: {where(lengths, at, self.query_ids)} lists {ids[at].as_py()!r} a second time")
+        if (keys[1:] > keys[:-1]).all():  # each row's ids in code order, none twice (as mmrhub caches judgments)
+            order = np.arange(len(keys))
+        else:
+            order = np.argsort(keys, kind="stable")
+            again = order[1:][keys[order[1:]] == keys[order[:-1]]]
+            if len(again):
+                at = int(again.min())
+                place = where(lengths, at, self.query_ids)
+                raise ValueError(f"{name}: {place} lists {ids[at].as_py()!r} a second time")
+            keys = keys[order]
         # a last key above every pair's, so that every lookup lands on a key; its position -1 means "no pair"
-        self.keys, self.order = np.append(keys[order], np.iinfo(np.int64).max), np.append(order, -1)
+        self.keys, self.order = np.append(keys, np.iinfo(np.int64).max), np.append(order, -1)
 
     def find(self, rankings, depth=None):
         """(rows x depth) positions of the ranked ids' pairs (default depth: the longest ranking), -1 for none."""
