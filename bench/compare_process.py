@@ -11,8 +11,8 @@ Each cell gives the wall time and, in brackets, the CPU time (user + system over
 shared machine disturb less; the ratios are of wall times, then of CPU times.
 mmrhub tests 6 measures a pair (two of them subtopic coverage), the peer the 4 that pytrec_eval has.
 ``--source``: also time the mmrhub of that checkout (e.g. ``git archive`` of the commit before the change), run
-through ``python -P -c`` with it first on ``PYTHONPATH``, in the same rounds (``-P``: without it the working folder
-comes first, and run from this checkout "before" would be this code).
+through ``python -c`` in that checkout's folder with it on ``PYTHONPATH``, in the same rounds (``-c`` puts the
+working folder first: run from this checkout, "before" would be this code).
 """
 
 import argparse
@@ -30,10 +30,10 @@ USER_ENV = {name: value for name, value in os.environ.items() if name != "PYTHON
 CONSOLE = "from mmrhub.cli import console; console()"
 
 
-def timed(argv, env=None) -> tuple:
+def timed(argv, env=None, cwd=None) -> tuple:
     """(wall seconds, CPU seconds: user + system, all threads) of one child process, which must succeed."""
     started = time.perf_counter()
-    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env or USER_ENV)
+    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env or USER_ENV, cwd=cwd)
     _, status, usage = os.wait4(child.pid, 0)
     seconds = time.perf_counter() - started
     if status:
@@ -48,27 +48,29 @@ def main():
     parser.add_argument("--keep", help="the synthetic data's folder (default: a temporary one)")
     parser.add_argument("--source", help="also time the mmrhub of this checkout")
     args = parser.parse_args()
-    work = Path(args.keep or tempfile.mkdtemp(prefix="mmrhub-bench-"))
+    work = Path(args.keep or tempfile.mkdtemp(prefix="mmrhub-bench-")).resolve()  # the children run elsewhere
     data_dir = work / "mipr"
     if not (work / "large0.csv").is_file():
         subprocess.run([sys.executable, str(HERE / "evaluate_process.py"), "--generate", str(work)], check=True)
     runs = sorted(work.glob("run[0-9].json"))
     env = {**USER_ENV, "HF_HOME": tempfile.mkdtemp(prefix="mmrhub-hf-")}
-    sides = {"mmrhub": ([sys.executable, "-P", "-c", CONSOLE, "compare", "mipr", "--data-dir", str(data_dir)], env)}
+    # (argv, env, the folder it runs in: `python -c` imports that folder's mmrhub first)
+    command = [sys.executable, "-c", CONSOLE, "compare", "mipr", "--data-dir", str(data_dir)]
+    sides = {"mmrhub": (command, env, HERE.parent)}
     if args.source:
-        before = {**env, "PYTHONPATH": str(Path(args.source).resolve())}
-        sides["before"] = (sides["mmrhub"][0], before)
-    sides["peer"] = ([sys.executable, str(PEER), str(data_dir)], None)
+        source = Path(args.source).resolve()
+        sides["before"] = (command, {**env, "PYTHONPATH": str(source)}, source)
+    sides["peer"] = ([sys.executable, str(PEER), str(data_dir)], None, None)
     heading = " | ".join(["runs (pairs)", *sides, *(f"{side} / peer (CPU)" for side in sides if side != "peer")])
     print(f"| {heading} |\n|{'---|' * (1 + 2 * len(sides) - 1)}")
     for count in map(int, args.runs.split(",")):
         paths = list(map(str, runs[:count]))
         times = {side: [] for side in sides}
-        for side, (argv, side_env) in sides.items():
-            timed(argv + paths, side_env)  # untimed: fills mmrhub's judgment cache, warms the page cache
+        for side, (argv, side_env, cwd) in sides.items():
+            timed(argv + paths, side_env, cwd)  # untimed: fills mmrhub's judgment cache, warms the page cache
         for _ in range(args.rounds):
-            for side, (argv, side_env) in sides.items():
-                times[side].append(timed(argv + paths, side_env))
+            for side, (argv, side_env, cwd) in sides.items():
+                times[side].append(timed(argv + paths, side_env, cwd))
         wall = {side: statistics.median(t[0] for t in values) for side, values in times.items()}
         cpu = {side: statistics.median(t[1] for t in values) for side, values in times.items()}
         cells = [
