@@ -26,9 +26,12 @@ or as a loading script on ``datasets`` < 4.0, with ``m2kr_archive.py`` in the sa
 """
 
 import glob
+import itertools
 import logging
 import os
+import re
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -52,13 +55,13 @@ else:
     from m2kr_format import (CONFIG_NAMES, ID_FIELDS, NULLABLE, SOURCE_SCHEMAS, SPLIT, TASKS, M2krDataError,
                              check_answers, read_config, read_table, table_display)
 if __package__: \
-from .m2kr_archive import archive_url, check_local_headers, open_archive, open_parts, open_zip
+from .m2kr_archive import archive_url, check_local_headers, download_parts, open_archive, open_parts, open_zip
 else:
-    from m2kr_archive import archive_url, check_local_headers, open_archive, open_parts, open_zip
+    from m2kr_archive import archive_url, check_local_headers, download_parts, open_archive, open_parts, open_zip
 if __package__: \
-from .mmr_remote import pinned, state_of
+from .mmr_remote import configure, pinned, read_many, state_of
 else:
-    from mmr_remote import pinned, state_of
+    from mmr_remote import configure, pinned, read_many, state_of
 if __package__: \
 from .mmr_inputs import load_json_file
 else:
@@ -68,9 +71,9 @@ from .mmr_cache import content_hash, content_key, key_of, metadata_key
 else:
     from mmr_cache import content_hash, content_key, key_of, metadata_key
 if __package__: \
-from .mmr_builder import SourceKeyedBuilder, bundled_sample, hub_help, hub_offline, hub_problem
+from .mmr_builder import SourceKeyedBuilder, bundled_sample, datasets_offline, hub_help, hub_problem
 else:
-    from mmr_builder import SourceKeyedBuilder, bundled_sample, hub_help, hub_offline, hub_problem
+    from mmr_builder import SourceKeyedBuilder, bundled_sample, datasets_offline, hub_help, hub_problem
 # fmt: on
 
 logger = logging.getLogger(__name__)
@@ -197,12 +200,16 @@ class M2kr(SourceKeyedBuilder, datasets.ArrowBasedBuilder):
             table = table.append_column("image", pa.nulls(table.num_rows, _IMAGE_STORAGE))
         elif name in ARCHIVES:
             parts = find_archives(name, self.config.data_dir, self.config.images_dir)
-            if "://" not in parts[0] or self.config.download_archives:
-                parts = dl_manager.download(parts)  # a local path as it is; a remote part only when asked
-            elif parts[0].startswith("hf://"):
-                # References at today's commit: they keep reading the bytes whose directory was read.
-                folder = pinned(parts[0].rsplit("/", 1)[0], _options_for(parts[0], options))
-                parts = [f"{folder}/{part.rsplit('/', 1)[1]}" for part in parts]
+            if "://" not in parts[0]:
+                parts = dl_manager.download(parts)  # a local path as it is
+            else:
+                if parts[0].startswith("hf://"):
+                    # References at today's commit: they keep reading the bytes whose directory was read.
+                    folder = pinned(parts[0].rsplit("/", 1)[0], _options_for(parts[0], options))
+                    parts = [f"{folder}/{part.rsplit('/', 1)[1]}" for part in parts]
+                if self.config.download_archives:  # only when asked: whole, checked, kept in $HF_HOME/mmrhub
+                    fs = fsspec.filesystem(parts[0].split("://")[0], **_options_for(parts[0], options))
+                    parts = download_parts(fs, [fs._strip_protocol(part) for part in parts], parts)
             storage_options = _options_for(parts[0], options)
             table = add_images(table, name, [_absolute(part) for part in parts], storage_options)
         return [datasets.SplitGenerator(name=datasets.Split.TRAIN, gen_kwargs={"table": table})]
@@ -223,16 +230,41 @@ def tables_source(data_dir: Optional[str]) -> str:
     return data_dir
 
 
+# Where the archives can be read in place from: a local folder, an http(s):// folder, an hf:// repo.
+READABLE_PROTOCOLS = ("file", "http", "https", "hf")
+
+
 def archive_folders(data_dir: Optional[str], images_dir: Optional[str]) -> list:
     """The folders that may hold the archives, in the order they are tried."""
     if images_dir:
-        return [_absolute(str(images_dir))]
+        return [check_images_dir(_absolute(str(images_dir)))]
     data_dir = _absolute(str(data_dir))
     if data_dir.rstrip("/") == HUB_TABLES:
         return [HUB_IMAGES]  # the Hub keeps the archives in a repo of their own
     if "://" in data_dir:
         return [data_dir]  # a remote folder cannot be searched cheaply: the archives sit beside the tables
     return [os.path.join(data_dir, "images"), data_dir]
+
+
+def check_images_dir(images_dir: str) -> str:
+    """``images_dir``, refused in one line when the archives cannot be read from it: another protocol (``ftp://``,
+    ``s3://``: fsspec would fail deep inside, or ask to install a package), or the archive file itself."""
+    protocol = images_dir.split("://", 1)[0] if "://" in images_dir else "file"
+    if protocol not in READABLE_PROTOCOLS or "::" in images_dir:
+        raise M2krDataError(
+            f"images_dir {images_dir}: the archives are read in place from a local folder, an http(s):// folder on a "
+            "server with Range support (an S3 bucket's https:// address is one) or an hf:// repo, not from "
+            f"{protocol}://; copy them to a local folder, or serve them over https://."
+        )
+    name = images_dir.rstrip("/").rsplit("/", 1)[-1]
+    archives = {part for parts in ARCHIVES.values() for part in parts}
+    if os.path.isfile(images_dir) if protocol == "file" else re.search(r"\.zip(\.\d+)?$", name) or name in archives:
+        folder = images_dir.rstrip("/").rsplit("/", 1)[0] or "/"
+        raise M2krDataError(
+            f"images_dir {images_dir} names the archive {name} itself; pass the folder holding the archives "
+            f"({', '.join(sorted(archives))}): images_dir={folder!r} (--images-dir {folder})."
+        )
+    return images_dir
 
 
 def find_archives(config: str, data_dir: Optional[str], images_dir: Optional[str]) -> list:
@@ -294,7 +326,7 @@ def list_tables(base: str, config: str, storage_options=None) -> list:
     """The ``<config>/train-*.parquet`` files under ``base``, sorted."""
     pattern = _join(base, f"{config}/{SPLIT}-*.parquet")
     on_hub = base.startswith("hf://")
-    if on_hub and hub_offline():
+    if on_hub and datasets_offline():
         raise M2krDataError(hub_help(base, hub_problem(), LOCAL_LAYOUT))
     try:
         fs, fs_pattern = fsspec.core.url_to_fs(pattern, **_options_for(pattern, storage_options or {}))
@@ -418,7 +450,7 @@ def _archive_state(path: str):
     """A local part's size, times and inode; a remote part's size and version (one HEAD, never a GET or a glob)."""
     if "://" not in path:
         return metadata_key(path)
-    if path.startswith("hf://") and hub_offline():
+    if path.startswith("hf://") and datasets_offline():
         return None  # asking would fail; preparation says that the Hub is offline
     try:
         fs, fs_path = fsspec.core.url_to_fs(path)
@@ -428,7 +460,7 @@ def _archive_state(path: str):
 
 
 def _remote_states(pattern: str) -> Optional[list]:
-    if pattern.startswith("hf://") and hub_offline():
+    if pattern.startswith("hf://") and datasets_offline():
         return None  # asking would fail; preparation says that the Hub is offline
     try:
         fs, fs_pattern = fsspec.core.url_to_fs(pattern)
@@ -447,6 +479,9 @@ def load(
     images_dir: Optional[str] = None,
     ids=None,
     download_archives: bool = False,
+    max_requests: Optional[int] = None,
+    read_timeout: Optional[float] = None,
+    check_etags: Optional[bool] = None,
 ):
     """Load one M2KR config as a Dataset (or IterableDataset with ``streaming=True``).
 
@@ -456,10 +491,18 @@ def load(
     are read in place, one range request per image decoded (``download_archives=True`` downloads them whole
     instead). ``check_images=False`` reads no archive and leaves the image column empty. ``ids``: only the rows
     with these ids (``question_id``, or ``passage_id`` for ``challenge_passage``), in this order, so that only
-    their images are read; an unknown id is an error naming it.
+    their images are read; an unknown id is an error naming it, and an id given twice is loaded once (a warning
+    says so).
+
+    Remote reads, for this process and the DataLoader workers it starts (``mmr_remote.configure``):
+    ``max_requests`` requests open at once (by default the bandwidth-delay rule of ``mmr_remote``), each waiting at
+    most ``read_timeout`` seconds for its next byte (60 by default); ``check_etags=False`` accepts answers whose
+    ETag differs from the file's (a server whose ETags change from one answer to the next), relying on each part's
+    size and each member's CRC-32. ``read_ahead(dataset)`` iterates the rows with many images read at once.
     """
     if config_name not in CONFIG_NAMES:
         raise ValueError(f"Unknown M2KR config {config_name!r}; expected one of {', '.join(CONFIG_NAMES)}.")
+    configure(max_requests=max_requests, read_timeout=read_timeout, check_etags=check_etags)
     builder = M2kr(
         config_name=config_name,
         data_dir=_absolute(str(data_dir)) if data_dir else None,
@@ -475,13 +518,56 @@ def load(
     return builder.as_dataset(split=split)
 
 
+def read_ahead(dataset, max_requests: Optional[int] = None):
+    """The rows of ``dataset`` (a ``Dataset`` or a streamed ``IterableDataset`` of ``load``) in order, as iterating it
+    gives them, with the images of the rows ahead read at once: many range requests in flight, neighbouring
+    members joined (``mmr_remote.read_many``), where iterating the dataset itself reads one image at a time::
+
+        for row in m2kr.read_ahead(m2kr.load("challenge_passage", data_dir=m2kr.HUB_TABLES)):
+            row["image"]  # decoded, its bytes already here
+
+    ``max_requests``: requests open at once (``load``'s keyword). Each image is checked as on any read (CRC-32,
+    bounds) and decoded as ``datasets.Image`` decodes it."""
+    configure(max_requests=max_requests)
+    feature = (dataset.features or {}).get("image")
+    if not isinstance(feature, datasets.Image) or not feature.decode:
+        yield from dataset
+        return
+    plain = dataset.cast_column("image", datasets.Image(decode=False))
+    ahead, rows = itertools.tee(iter(plain))
+    contents = read_many(_unread_path(row["image"]) for row in ahead)
+    for row, data in zip(rows, contents):
+        value = row["image"]
+        if data is not None:
+            value = {"path": value["path"], "bytes": data}
+        row["image"] = None if value is None else feature.decode_example(value)
+        yield row
+
+
+def _unread_path(value) -> Optional[str]:
+    """The URL of an image to read (an archive member, a remote file), or None (no image, bytes held, local)."""
+    if value is None or value.get("bytes") is not None or "://" not in (value.get("path") or ""):
+        return None
+    return value["path"]
+
+
 def wanted_ids(ids) -> tuple:
-    """``ids`` as the config keeps them: strings, each once, in the order given."""
+    """``ids`` as the config keeps them: strings, each once, in the order given (a warning names the ids given
+    more than once)."""
     if isinstance(ids, str):
         raise TypeError(f"ids= takes a list of ids, not one string ({ids!r}): write ids=[{ids!r}].")
-    wanted = tuple(dict.fromkeys(str(row_id) for row_id in ids))
+    given = [str(row_id) for row_id in ids]
+    wanted = tuple(dict.fromkeys(given))
     if not wanted:
         raise ValueError("ids= is empty: give the ids of the rows to load, or leave ids out to load every row.")
+    if len(wanted) < len(given):
+        repeated = [row_id for row_id, count in Counter(given).items() if count > 1]
+        shown = ", ".join(map(repr, repeated[:5])) + (f" and {len(repeated) - 5} more" if len(repeated) > 5 else "")
+        logger.warning(
+            "ids=: %d id(s) given more than once (%s); each row is loaded once, where its id first appears.",
+            len(repeated),
+            shown,
+        )
     return wanted
 
 

@@ -6,7 +6,8 @@ compression method, size and ratio are checked, and every read is bounded and ch
 
 Each member is read with one exact read of its local header and data: one range request for remote parts
 (``http(s)://``, ``hf://``, through ``mmr_remote``), whose zip directory is read once per process and kept in
-``$HF_HOME/mmrhub/zip-directories/``, keyed on each part's size and version.
+``$HF_HOME/mmrhub/zip-directories/``, keyed on each part's size and version. Many members (``cat`` of a list,
+``read_members``) are read at once, in archive order, with many requests in flight (``plan_reads``).
 
 Needs only fsspec, so a DataLoader worker started with "spawn" resolves the protocol through the package's
 ``fsspec.specs`` entry point without importing ``datasets``. ``m2kr.py`` imports it (and, as a datasets loading
@@ -14,13 +15,13 @@ script, has it copied beside itself).
 """
 
 import bisect
+import contextlib
 import io
 import os
 import re
 import shutil
 import stat
 import struct
-import threading
 import zipfile
 import zlib
 from pathlib import Path
@@ -39,13 +40,15 @@ from .mmr_inputs import InputError, open_regular
 else:
     from mmr_inputs import InputError, open_regular
 if __package__: \
-from .mmr_remote import RangeReader, RemoteChanged, is_http, is_local, state_of
+from .mmr_remote import (RangeReader, RemoteChanged, download, is_http, is_local, read_ranges, requests_in_flight,
+                         state_of)
 else:
-    from mmr_remote import RangeReader, RemoteChanged, is_http, is_local, state_of
+    from mmr_remote import (RangeReader, RemoteChanged, download, is_http, is_local, read_ranges, requests_in_flight,
+                            state_of)
 if __package__: \
-from .mmr_cache import cache_root, key_of, read_entry, sign
+from .mmr_cache import aside, cache_root, key_of, move_into_place, read_entry, sign
 else:
-    from mmr_cache import cache_root, key_of, read_entry, sign
+    from mmr_cache import aside, cache_root, key_of, move_into_place, read_entry, sign
 # fmt: on
 
 # Bounds on an archive member (members are untrusted); the real screenshots average 2.6 MB.
@@ -120,27 +123,33 @@ class PartsFile(io.RawIOBase):
 
     def pread(self, offset: int, size: int) -> bytes:
         """``size`` bytes at ``offset``: one read per part they span (one for nearly every member)."""
-        size = max(0, min(size, self._size - offset))
-        if offset >= self.held_start:
-            return self.held[offset - self.held_start : offset - self.held_start + size]
-        pieces, end = [], offset + size
-        if end > self.held_start:
-            pieces_end, tail = self.held_start, self.held[: end - self.held_start]
-        else:
-            pieces_end, tail = end, b""
-        position = offset
-        while position < pieces_end:
-            index = bisect.bisect_right(self._starts, position) - 1
-            start, part_size = self._starts[index], self.sizes[index]
-            count = min(pieces_end, start + part_size) - position
-            data = self.readers[index].read(position - start, position - start + count)
-            if len(data) != count:
-                raise M2krDataError(f"{self._names[index]}: ends before its listed size of {part_size:,} bytes.")
-            pieces.append(data)
-            position += count
-        if tail:
-            pieces.append(tail)
-        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+        return self.pread_many([(offset, size)])[0]
+
+    def pread_many(self, ranges) -> list:
+        """The bytes of each ``(offset, size)`` of ``ranges``: every read at once (``mmr_remote.read_ranges``: many
+        requests in flight remotely), one per part a range spans."""
+        plans, jobs = [], []
+        for offset, size in ranges:
+            size = max(0, min(size, self._size - offset))
+            plan, end = [], offset + size
+            position = offset
+            while position < min(end, self.held_start):
+                index = bisect.bisect_right(self._starts, position) - 1
+                start, part_size = self._starts[index], self.sizes[index]
+                count = min(end, self.held_start, start + part_size) - position
+                plan.append(len(jobs))
+                jobs.append((self.readers[index], position - start, position - start + count))
+                position += count
+            if end > self.held_start:
+                plan.append(self.held[max(offset, self.held_start) - self.held_start : end - self.held_start])
+            plans.append(plan)
+        found = read_ranges(jobs)
+        for job, data in zip(jobs, found):
+            if len(data) != job[2] - job[1]:
+                part = self.readers.index(job[0])
+                raise M2krDataError(f"{self._names[part]}: ends before its listed size of {self.sizes[part]:,} bytes.")
+        pieces = [[found[piece] if isinstance(piece, int) else piece for piece in plan] for plan in plans]
+        return [plan[0] if len(plan) == 1 else b"".join(plan) for plan in pieces]
 
     def part_at(self, offset: int) -> str:
         """The name of the part holding byte ``offset``."""
@@ -173,7 +182,7 @@ def open_parts(fs, parts, names=None, fresh: bool = True) -> PartsFile:
     for part, name in zip(parts, names):
         try:
             if is_local(fs):
-                size, version = fs.size(part), None
+                size, version = fs.size(part), local_version(part)
             elif not fresh and name in _STATES:
                 size, version = _STATES[name]
             else:
@@ -189,6 +198,13 @@ def open_parts(fs, parts, names=None, fresh: bool = True) -> PartsFile:
         opener = _open_local if is_local(fs) else None
         readers.append(RangeReader(fs, part, name, size, version, advice=_DOWNLOAD_ADVICE, opener=opener))
     return PartsFile(readers)
+
+
+def local_version(part: str) -> str:
+    """A local part's version: its size, modification and change times and inode (what the builders' cache key
+    reads of an archive too)."""
+    status = os.stat(part)
+    return f"{status.st_size}-{status.st_mtime_ns}-{status.st_ctime_ns}-{status.st_ino}"
 
 
 def _open_local(part: str):
@@ -220,7 +236,7 @@ def open_zip(virtual: PartsFile, parts) -> zipfile.ZipFile:
                 f"{len(parts)} (e.g. cat the parts > one.zip; split -n {len(parts)} -a 3 --numeric-suffixes=1 one.zip "
                 f"{parts[-1].rsplit('/', 1)[-1][:-3]})."
             ) from None
-        order = _order_problem(virtual, parts)
+        order = _multi_disk(virtual, parts, label) or _order_problem(virtual, parts)
         if order:
             raise M2krDataError(order) from None
         if "not a zip file" in str(err):
@@ -232,7 +248,7 @@ def open_zip(virtual: PartsFile, parts) -> zipfile.ZipFile:
     # A byte-level split zip starts with its first member; zipfile shifts offsets by the bytes it finds missing.
     first = min((info.header_offset for info in archive.infolist()), default=0)
     if first != 0:
-        order = _order_problem(virtual, parts)
+        order = _multi_disk(virtual, parts, label) or _order_problem(virtual, parts)
         raise M2krDataError(order or f"{_suspect_part(parts, sizes)}: {abs(first):,} bytes missing or extra.")
     if not archive.infolist() and archive.start_dir:
         # zipfile takes the last end record it finds, so one hidden in the real one's comment hides every member.
@@ -242,7 +258,37 @@ def open_zip(virtual: PartsFile, parts) -> zipfile.ZipFile:
         )
     for info in archive.infolist():
         check_member(info, label)
+        if info.header_offset + _LOCAL_HEADER.size > archive.start_dir:
+            raise M2krDataError(
+                f"{label}: member {info.filename!r}: the zip directory puts its local header at byte "
+                f"{info.header_offset:,}, past the end of the members (the directory starts at byte "
+                f"{archive.start_dir:,}): the directory is corrupt; refusing the archive."
+            )
     return archive
+
+
+def _multi_disk(virtual: PartsFile, parts, label: str):
+    """What to do with a multi-disk zip (``zip -s``: ``.z01``, ``.z02``, ... ``.zip``) read as byte-level parts,
+    if its end record says it is one; else None."""
+    tail = _tail(virtual, sum(virtual.sizes))
+    ends = _end_records(tail)
+    if not ends:
+        return None
+    disk, directory_disk = struct.unpack_from("<HH", tail, ends[0] + 4)
+    if disk in (0, 0xFFFF) and directory_disk in (0, 0xFFFF):
+        return None
+    name = parts[-1].rsplit("/", 1)[-1]
+    split = (
+        f"split it at byte level (split -n {len(parts)} -a 3 --numeric-suffixes=1 whole.zip {name[:-3]})"
+        if len(parts) > 1
+        else f"use whole.zip as {name}"
+    )
+    return (
+        f"{label}: a multi-disk zip archive (made by zip -s; its end record names disk {disk + 1}), where "
+        f"{'byte-level parts of one zip are' if len(parts) > 1 else 'one zip is'} expected. Join its disks with "
+        "Info-ZIP's zip -s 0 (name them out.z01, out.z02, ... and the last one out.zip, then: zip -s 0 out.zip "
+        f"--out whole.zip), then {split}."
+    )
 
 
 def _extra_parts(parts) -> list:
@@ -332,16 +378,6 @@ def check_member(info: zipfile.ZipInfo, archive: str):
         raise M2krDataError(f"{archive}: member {name!r} {problem}; refusing the archive.")
 
 
-def member_data_offset(virtual: PartsFile, info: zipfile.ZipInfo, archive: str) -> int:
-    """Where the member's data starts, after checking that its local header is where the zip directory says.
-
-    One small read; parts swapped, replaced or corrupted put another header (or none) at that byte.
-    """
-    name = _encoded_name(info)
-    header = virtual.pread(info.header_offset, _LOCAL_HEADER.size + len(name))
-    return info.header_offset + _data_start(header, info, virtual, archive)
-
-
 def _encoded_name(info: zipfile.ZipInfo) -> bytes:
     return info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437")
 
@@ -349,6 +385,12 @@ def _encoded_name(info: zipfile.ZipInfo) -> bytes:
 def _data_start(span: bytes, info: zipfile.ZipInfo, virtual: PartsFile, archive: str) -> int:
     """Where the data starts in ``span`` (which starts at the member's local header), after checking the header."""
     name = _encoded_name(info)
+    if len(span) < _LOCAL_HEADER.size:
+        raise M2krDataError(
+            f"{archive}: member {info.filename!r}: the zip directory puts its local header at byte "
+            f"{info.header_offset:,}, {'past' if not span else 'too near'} the end of the archive's members "
+            f"({virtual.part_at(info.header_offset)}): the directory is corrupt, or a part was cut short or replaced."
+        )
     signature, name_length, extra_length = _LOCAL_HEADER.unpack(span[: _LOCAL_HEADER.size])
     if (
         signature != b"PK\x03\x04"
@@ -382,33 +424,57 @@ def read_member(virtual: PartsFile, archive: zipfile.ZipFile, info: zipfile.ZipI
     return member_bytes(virtual, info, virtual.pread(start, end - start), label)
 
 
-def read_members(virtual: PartsFile, archive: zipfile.ZipFile, infos, label: str, gap: int = None) -> dict:
-    """``{name: bytes}`` of many members, neighbours read together: a span joins the read before it when the gap
-    between them is at most ``gap`` bytes (``COALESCE_GAP``, less than a request costs) and the read's gaps stay
-    within ``COALESCE_WASTE`` of its members' bytes, up to ``COALESCE_MAX`` bytes a read."""
-    gap = COALESCE_GAP if gap is None else gap
+def read_members(
+    virtual: PartsFile, archive: zipfile.ZipFile, infos, label: str, gap: int = None, on_error: str = "raise"
+) -> dict:
+    """``{name: bytes}`` of many members, read at once in archive order (``plan_reads``: neighbours joined, the
+    pieces read with many requests in flight) and each checked as ``member_bytes``. ``on_error="return"``: a member
+    that fails its checks gets its error in its place (a failed request still raises)."""
     unique = {info.filename: info for info in infos}.values()
     spans = sorted(((member_span(archive, info), info) for info in unique), key=lambda pair: pair[0])
-    found, index = {}, 0
+    pieces = plan_reads([span for span, _ in spans], gap)
+    contents = virtual.pread_many([(start, end - start) for start, end, _ in pieces])
+    found = {}
+    for (start, _, members), data in zip(pieces, contents):
+        for (span_start, span_end), info in (spans[index] for index in members):
+            try:
+                found[info.filename] = member_bytes(virtual, info, data[span_start - start : span_end - start], label)
+            except M2krDataError as err:
+                if on_error != "return":
+                    raise
+                found[info.filename] = err
+    return found
+
+
+def plan_reads(spans, gap: int = None) -> list:
+    """``[(start, end, [span indices])]``: the reads of ``spans`` (sorted ``(start, end)``). A span joins the read
+    before it when the gap between them is at most ``gap`` bytes (``COALESCE_GAP``, less than a request costs),
+    the read's gaps stay within ``COALESCE_WASTE`` of its spans' bytes, and the read stays within its share of the
+    whole (so that at least ``requests_in_flight`` reads are open at once where there are that many spans) and
+    ``COALESCE_MAX``."""
+    gap = COALESCE_GAP if gap is None else gap
+    if not spans:
+        return []
+    total = sum(end - start for start, end in spans)
+    # a read's share of the whole, its allowed gaps included
+    share = min(COALESCE_MAX, max((1 + COALESCE_WASTE) * total / requests_in_flight(total / len(spans)), 1))
+    reads, index = [], 0
     while index < len(spans):
-        (start, end), last = spans[index][0], index
+        (start, end), last = spans[index], index
         wanted = end - start
         while last + 1 < len(spans):
-            (next_start, next_end) = spans[last + 1][0]
-            skipped = max(0, next_start - end)
+            next_start, next_end = spans[last + 1]
             joined = max(end, next_end) - start
             if (
-                skipped > gap
-                or joined > COALESCE_MAX
+                next_start - end > gap
+                or joined > share
                 or joined - wanted - (next_end - next_start) > COALESCE_WASTE * (wanted + next_end - next_start)
             ):
                 break
             end, last, wanted = max(end, next_end), last + 1, wanted + next_end - next_start
-        data = virtual.pread(start, end - start)
-        for (span_start, span_end), info in spans[index : last + 1]:
-            found[info.filename] = member_bytes(virtual, info, data[span_start - start : span_end - start], label)
+        reads.append((start, end, list(range(index, last + 1))))
         index = last + 1
-    return found
+    return reads
 
 
 def member_bytes(virtual: PartsFile, info: zipfile.ZipInfo, span: bytes, archive: str) -> bytes:
@@ -468,15 +534,19 @@ def _member_error(info: zipfile.ZipInfo, archive: str, problem: str) -> M2krData
 
 
 def check_local_headers(virtual: PartsFile, archive: zipfile.ZipFile, members, label: str):
-    """Check the local header of each referenced member: one small read each, no image data."""
-    for member in members:
-        member_data_offset(virtual, archive.getinfo(member), label)
+    """Check the local header of each referenced member: one small read each (read together, as
+    ``PartsFile.pread_many`` reads), no image data."""
+    infos = sorted((archive.getinfo(member) for member in members), key=lambda info: info.header_offset)
+    headers = virtual.pread_many([(i.header_offset, _LOCAL_HEADER.size + len(_encoded_name(i))) for i in infos])
+    for info, header in zip(infos, headers):
+        _data_start(header, info, virtual, label)
 
 
 # --- the zip directory of remote parts: read once per process, kept in $HF_HOME/mmrhub/zip-directories/ ---------
 
 _DIRECTORY_FORMAT = "m2kr split-zip directory 1"  # bump when what an entry holds changes
 _DIRECTORY_FILE = "directory.bin"
+_MEMBER_KEY = "m2kr split-zip member 1"  # bump when what ukey holds changes
 _END_PROBE = 1 << 12  # the first read from the end: the end records (zip64 ones too) and a short comment
 _ARCHIVES = {}  # this process's parsed directories, by key
 _STATES = {}  # this process's last (size, version) of each remote part, by name
@@ -557,16 +627,41 @@ def _cached_directory(key: str):
 def _store_directory(key: str, start: int, data: bytes):
     """Write the entry aside, sign it, and move it into place; a cache that cannot be written is skipped."""
     folder = directory_folder(key)
-    aside = folder.with_name(f"{folder.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+    work = aside(folder, "partial")
     try:
-        aside.mkdir(parents=True, exist_ok=True)
-        (aside / _DIRECTORY_FILE).write_bytes(data)
-        sign(aside, key, {"start": start})
-        if folder.exists():
-            shutil.rmtree(folder)  # an entry of this key that failed its check, or a twin written meanwhile
-        os.rename(aside, folder)
+        work.mkdir(parents=True)
+        (work / _DIRECTORY_FILE).write_bytes(data)
+        sign(work, key, {"start": start})
+        # in place of an entry of this key that failed its check, or of a twin written meanwhile
+        move_into_place(work, folder, replace=True)
     except OSError:
-        shutil.rmtree(aside, ignore_errors=True)  # read-only or full HF_HOME: the directory is read again next time
+        shutil.rmtree(work, ignore_errors=True)  # read-only or full HF_HOME: the directory is read again next time
+
+
+# --- remote parts downloaded whole (download_archives=True), kept in $HF_HOME/mmrhub/archives/ -------------------
+
+_DOWNLOAD_FORMAT = "m2kr archive download 1"
+
+
+def download_parts(fs, parts, names) -> list:
+    """Local copies of the remote parts, downloaded whole into one entry of ``$HF_HOME/mmrhub/archives/`` keyed on
+    every part's URL, size and version (one HEAD each), or that entry as an earlier call left it. A part is renamed
+    into the entry only once every byte of it came and its ETag held; the entry is signed once all are there, so a
+    cut or changed download is never reused."""
+    states = [list(state_of(fs, part, name)) for part, name in zip(parts, names)]
+    key = key_of(_DOWNLOAD_FORMAT, [[name, *state] for name, state in zip(names, states)])
+    folder = cache_root("archives") / key
+    local = [folder / name.rsplit("/", 1)[-1] for name in names]
+    if read_entry(folder, key, check_bytes=False) is not None:
+        return [str(path) for path in local]
+    folder.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileNotFoundError):
+        (folder / "entry.json").unlink()  # an entry that no longer vouches for its parts: signed again at the end
+    for part, name, (size, version), path in zip(parts, names, states, local):
+        if not (path.is_file() and path.stat().st_size == size):
+            download(fs, part, name, size, version, path)
+    sign(folder, key, {"parts": names})
+    return [str(path) for path in local]
 
 
 class SplitZipFileSystem(AbstractArchiveFileSystem):
@@ -584,16 +679,19 @@ class SplitZipFileSystem(AbstractArchiveFileSystem):
         super().__init__(**kwargs)
         if not fo:
             raise ValueError(f"{PROTOCOL}:// needs the archive parts: {PROTOCOL}://<member>::<part>|<part>|...")
-        target = fsspec.filesystem(target_protocol or "file", **(target_options or {}))
+        self.target = fsspec.filesystem(target_protocol or "file", **(target_options or {}))
         self.fo = fo
-        self.parts = [target._strip_protocol(part) for part in fo.split("|")]
+        self.parts = [self.target._strip_protocol(part) for part in fo.split("|")]
         # As the builder names them (hf://..., http://...): fsspec's URL chain may have stripped the protocol.
-        names = [target.unstrip_protocol(part) for part in self.parts]
-        self.label = self.parts[0] if is_local(target) else names[0]
+        self.names = self.parts if is_local(self.target) else [self.target.unstrip_protocol(p) for p in self.parts]
+        self.label = self.names[0]
+        self._open_directory()
+
+    def _open_directory(self):
         # Sizes and versions as this process last saw them: no HEAD per worker thread (each read checks the ETag).
-        self._virtual = open_parts(target, self.parts, self.parts if is_local(target) else names, fresh=False)
+        self._virtual = open_parts(self.target, self.parts, self.names, fresh=False)
         try:
-            self.zip = open_archive(self._virtual, self.parts if is_local(target) else names)
+            self.zip = open_archive(self._virtual, self.names)
         except Exception:
             self._virtual.close()
             raise
@@ -631,12 +729,36 @@ class SplitZipFileSystem(AbstractArchiveFileSystem):
         return io.BytesIO(self._reading(lambda: read_member(self._virtual, self.zip, info, self.label)))
 
     def cat(self, path, recursive=False, on_error="raise", **kwargs):
-        """Members' bytes; for a list of members, neighbours are read together (``read_members``)."""
+        """Members' bytes; for a list of members, read at once in archive order (``read_members``: neighbours
+        joined, many requests in flight), returned as ``{member: bytes}`` in the order given."""
         if not isinstance(path, list) or recursive:
             return super().cat(path, recursive=recursive, on_error=on_error, **kwargs)
-        infos = [self._info_of(member) for member in path]
-        found = self._reading(lambda: read_members(self._virtual, self.zip, infos, self.label))
-        return {member: found[info.filename] for member, info in zip(path, infos)}
+        infos, found = {}, {}
+        for member in path:
+            try:
+                infos[member] = self._info_of(member)
+            except FileNotFoundError as err:
+                if on_error == "raise":
+                    raise
+                found[member] = err
+        read = self._reading(
+            lambda: read_members(self._virtual, self.zip, infos.values(), self.label, on_error=on_error)
+        )
+        found.update((member, read[info.filename]) for member, info in infos.items())
+        if on_error == "omit":
+            return {member: found[member] for member in path if not isinstance(found[member], Exception)}
+        return {member: found[member] for member in path}
+
+    def ukey(self, path) -> str:
+        """What identifies a member's bytes without reading them: its name, CRC-32 and size in the zip directory, and
+        each part's name, size and version (the server's ETag, the Hub's blob id; a local part's size, times and
+        inode). The key of its thumbnails and other caches."""
+        if self._virtual.local and any(
+            local_version(part) != version for part, (_, _, version) in zip(self.parts, self._virtual.state())
+        ):
+            self._open_directory()  # a local part rewritten since: its directory read again
+        info = self._info_of(path)
+        return key_of(_MEMBER_KEY, info.filename, info.CRC, info.file_size, self._virtual.state())
 
     def _reading(self, read):
         try:

@@ -53,9 +53,9 @@ from .mmr_cache import content_hash, content_key, key_of, metadata_key
 else:
     from mmr_cache import content_hash, content_key, key_of, metadata_key
 if __package__: \
-from .mmr_builder import SourceKeyedBuilder, bundled_sample, hub_help, hub_offline, hub_problem
+from .mmr_builder import SourceKeyedBuilder, bundled_sample, datasets_offline, hub_help, hub_problem
 else:
-    from mmr_builder import SourceKeyedBuilder, bundled_sample, hub_help, hub_offline, hub_problem
+    from mmr_builder import SourceKeyedBuilder, bundled_sample, datasets_offline, hub_help, hub_problem
 # fmt: on
 
 logger = logging.getLogger(__name__)
@@ -169,7 +169,7 @@ def _download(dl_manager, urls: dict, base: str) -> dict:
     """The download manager's copies of ``urls``; on the Hub, offline or unreachable is said in words."""
     if not base.startswith("hf://"):
         return dl_manager.download(urls)
-    if hub_offline():
+    if datasets_offline():
         raise MiprDataError(hub_help(base, hub_problem(), LOCAL_LAYOUT))
     try:
         return dl_manager.download(urls)
@@ -186,15 +186,51 @@ def check_images_exist(names: pa.ChunkedArray, image_dir: str, display: str, dow
         return
     storage_options = (download_config.storage_options or {}) if download_config else {}
     fs, path = fsspec.core.url_to_fs(image_dir, **storage_options.get(image_dir.split("://")[0], {}))
+    wanted = set(pc.unique(names).to_pylist())
+    web = image_dir.startswith(("http://", "https://"))
     try:
         # Plain string ops: datasets patches this module's os.path for streaming, and that is slow per call.
         present = {entry.rstrip("/").rsplit("/", 1)[-1] for entry in fs.ls(path, detail=False)}
     except FileNotFoundError:
-        raise MiprDataError(f"{display}: image folder {image_dir}/ does not exist.") from None
+        if not web:
+            raise MiprDataError(f"{display}: image folder {image_dir}/ does not exist.") from None
+        present = None
     except NotImplementedError:
         logger.warning("%s: %s cannot be listed, so missing images will only show on access.", display, image_dir)
         return
-    _raise_missing(sorted(set(pc.unique(names).to_pylist()) - present), image_dir, display)
+    except Exception:  # noqa: BLE001 - a web server refusing to list a folder (403, ...) is no missing folder
+        if not web:
+            raise
+        present = None
+    if web and wanted and not (present or set()) & wanted:
+        # A web server that lists no folder (S3, a CDN, nginx without autoindex): one image is asked for instead.
+        _check_one_image(fs, path, image_dir, sorted(wanted)[0], display)
+        return
+    _raise_missing(sorted(wanted - present), image_dir, display)
+
+
+def _check_one_image(fs, path: str, image_dir: str, name: str, display: str):
+    """An image folder on a web server that does not list folders: its first image must be there (one HEAD)."""
+    try:
+        fs.info(f"{path.rstrip('/')}/{name}")
+    except FileNotFoundError:
+        raise MiprDataError(
+            f"{display}: {image_dir}/ cannot be listed (a web server without folder listings?) and its image {name} "
+            "is not there (404 Not Found): check data_dir, or pass check_images=False (--no-check-images) to skip "
+            "the image checks."
+        ) from None
+    except Exception as err:  # noqa: BLE001 - the server's other refusals: one line
+        raise MiprDataError(
+            f"{display}: {image_dir}/ cannot be listed and its image {name} cannot be read ({type(err).__name__}: "
+            f"{err}); check data_dir, or pass check_images=False (--no-check-images) to skip the image checks."
+        ) from None
+    logger.warning(
+        "%s: %s/ cannot be listed (a web server without folder listings); its image %s is there, and a missing "
+        "one will only show when it is read. check_images=False (--no-check-images) skips this check.",
+        display,
+        image_dir,
+        name,
+    )
 
 
 def _raise_missing(missing: list, image_dir: str, display: str):
@@ -284,7 +320,7 @@ def _folder_state(path: str):
 
 
 def _remote_info(path: str) -> Optional[list]:
-    if path.startswith("hf://") and hub_offline():
+    if path.startswith("hf://") and datasets_offline():
         return None  # asking would fail; preparation says that the Hub is offline
     try:
         fs, fs_path = fsspec.core.url_to_fs(path)

@@ -100,7 +100,7 @@ def combined_hash(given: Optional[str], fingerprint: str) -> str:
     return key_of(given, fingerprint) if given else fingerprint
 
 
-def hub_offline() -> bool:
+def datasets_offline() -> bool:
     """Whether the Hub may not be asked (HF_HUB_OFFLINE or HF_DATASETS_OFFLINE)."""
     flags = (os.environ.get(name, "").upper() for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
     return any(flag in ("1", "ON", "YES", "TRUE") for flag in flags) or bool(

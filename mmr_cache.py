@@ -10,8 +10,9 @@ vouches for its key and its bytes.
   or missing fails), each size and each hash. An entry that fails (copied from another key, a file swapped in from
   another entry, edited in place at the same size, cut short) is absent: it is rebuilt, never served.
 - **Writing**: ``sign`` writes an entry's ``entry.json``; mmrhub's caches build an entry in a folder beside its
-  place, sign it and swap it in (``mmrhub.writing.new_entry``), so no reader sees half of one; the builders' entries
-  are written by datasets and signed by ``VouchedCache``.
+  place (``aside``), sign it and swap it in (``mmrhub.writing.new_entry``), so no reader sees half of one; the
+  builders' entries are written by datasets and signed by ``VouchedCache``. ``move_into_place`` is the one move of a
+  finished file or folder into its place: mmrhub's writes and the M2KR archive's directory cache use it.
 
 A full disk or an unusable ``HF_HOME`` (read-only, not a folder) is said in one line naming the folder and what to
 do (``unusable``); where datasets would say "An error occurred while generating the dataset", ``VouchedCache`` says
@@ -24,6 +25,7 @@ import mmap
 import os
 import shutil
 import stat
+import uuid
 from pathlib import Path
 from typing import Optional
 
@@ -230,3 +232,45 @@ def disk_full(err: BaseException) -> Optional[OSError]:
             return err
         err = err.__cause__ or err.__context__
     return None
+
+
+# --- moving into place ------------------------------------------------------------------------------------------
+
+
+def aside_prefix(target: Path, kind: str) -> str:
+    """The name prefix of a folder beside ``target``: ``.<name>.partial-`` (being written) or ``.<name>.old-``
+    (replaced, being removed); the writer's pid follows, then a tag."""
+    return f".{target.name}.{kind}-"
+
+
+def aside(target: Path, kind: str) -> Path:
+    """A new name beside ``target`` of ``kind`` (``aside_prefix``), this process's and unique."""
+    return target.parent / f"{aside_prefix(target, kind)}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+def move_into_place(work, target, replace: bool = False, before_replace=None) -> None:
+    """Put the finished file or folder ``work`` at ``target`` in one rename, so that no reader sees half of it: the
+    one move into place of mmrhub's writes (``mmrhub.writing``) and of the M2KR archive's directory cache.
+
+    A file replaces what stands at ``target`` (``os.replace``; the writer checks first that it may). A folder never
+    touches an existing ``target`` without ``replace`` (the rename fails: nothing is merged or replaced); with it,
+    the existing one is renamed aside only now (``before_replace()`` may refuse first), put back if the swap fails,
+    and then removed.
+    """
+    work, target = Path(work), Path(target)
+    if not work.is_dir():
+        os.replace(work, target)
+        return
+    if replace and (target.exists() or target.is_symlink()):
+        if before_replace is not None:
+            before_replace()
+        old = aside(target, "old")
+        os.rename(target, old)
+        try:
+            os.rename(work, target)
+        except BaseException:
+            os.rename(old, target)
+            raise
+        shutil.rmtree(old)
+    else:
+        os.rename(work, target)

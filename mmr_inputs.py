@@ -37,6 +37,7 @@ _BOMS = (
 )
 # UTF-8 is checked a slice at a time, so that no copy of a large file is held as text.
 _SLICE = 1 << 24
+# What a path that is not a regular file is, by its mode's type (``file_kind``): the one table, for reading and writing.
 _KINDS = {
     stat.S_IFIFO: "a FIFO",
     stat.S_IFCHR: "a character device",
@@ -46,6 +47,11 @@ _KINDS = {
 }
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 _LOOP = "{path}: a loop of symbolic links (each leads to the next, never to a file); point it at the file to read."
+
+
+def file_kind(mode: int) -> str:
+    """What a path of ``stat`` mode ``mode`` that is not a regular file is, in plain words ("a FIFO", "a folder")."""
+    return _KINDS.get(stat.S_IFMT(mode), "another kind of file")
 
 
 class InputError(ValueError):
@@ -64,8 +70,7 @@ def open_regular(path):
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            kind = _KINDS.get(stat.S_IFMT(mode), "not a file")
-            raise InputError(f"{path}: not a regular file ({kind}); expected a file to read.")
+            raise InputError(f"{path}: not a regular file ({file_kind(mode)}); expected a file to read.")
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
@@ -95,8 +100,7 @@ def read_regular(path, follow: bool = True) -> bytes:
     try:
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):
-            kind = _KINDS.get(stat.S_IFMT(status.st_mode), "not a file")
-            raise InputError(f"{path}: not a regular file ({kind}); expected a file to read.")
+            raise InputError(f"{path}: not a regular file ({file_kind(status.st_mode)}); expected a file to read.")
         chunks, size = [os.read(fd, status.st_size + 1)], status.st_size + 1
         while len(chunks[-1]) == size:  # the file grew since fstat: read on to its end
             chunks.append(os.read(fd, size))

@@ -15,6 +15,11 @@ Assumptions (each one a constant below):
   - Attention is counted as the two products QK^T and AV: 4 x n x width FLOPs per token for n tokens it attends
     to. The vision tower attends over all patches of its image (quadratic in patches); the language model is
     causal (a token attends to the ones before it: n/2 on average, as flash/SDPA kernels skip the masked half).
+  - The reranker's shared prefix (``mmrhub/retrieve/rerank/shared_forward.py``): per query, the vision tower on its
+    image and the language model on its prefix (template, instruction, image, question) once, for its
+    ``RERANK_CANDIDATES`` candidates; per pair, the candidate's image through the vision tower and its suffix (image
+    tokens, text, closing template) through the language model, each suffix token attending to the whole prefix
+    and the suffix before it.
   - Qwen3-VL (``scripts/tiny_models.py`` ``QWEN3_VL_SIZES``, the published 2B / 8B layouts): the image resized as
     the Qwen2-VL processor does (``smart_resize``: sides multiples of 32, ``min_pixels`` <= h x w <= ``max_pixels``
     of the preset), cut in 16-pixel patches (two identical frames of 3 x 16 x 16: a 1536-wide patch embedding);
@@ -31,7 +36,7 @@ Assumptions (each one a constant below):
     layer's 256 patch states through a 1664 -> 768 linear, one BERT layer with cross-attention to the first 32
     text states, and 768 -> 128 (lines 1133-1164): 32 + 32 + 256 = 320 query vectors of 128. A passage is the
     BERT-base context encoder over ``doc_maxlen`` 512 tokens (text only) and 768 -> 128.
-  - MaxSim (``mmrhub/retrieve/maxsim.py``): exact, every query vector against every kept passage token:
+  - MaxSim (``mmrhub/retrieve/late_interaction/maxsim.py``): exact, every query vector against every kept passage token:
     2 x 320 x tokens x 128 FLOPs a query, plus the token-score matrix written and read once (2 bytes each way in
     fp16), at the bandwidth above. 47,318 passages x ``PASSAGE_KEPT_TOKENS`` (512, the upper bound: doc_maxlen).
 """
@@ -62,6 +67,10 @@ TEXT_TOKENS = {
 }
 # Image sizes (width, height): MIPR's product and query photos, an M2KR web screenshot, an M2KR query photo.
 IMAGES = {"mipr photo": (800, 800), "m2kr screenshot": (1024, 2000), "m2kr photo": (640, 480)}
+# A reranked pair's images: (the query's, the candidate's).
+RERANK_IMAGES = {"mipr": ("mipr photo", "mipr photo"), "m2kr": ("m2kr photo", "m2kr screenshot")}
+RERANK_CANDIDATES = 50  # pairs a query: the baseline's top-50
+RERANK_CLOSING = 6  # the pair's tokens after the candidate's text: end of turn, the assistant's turn opened
 COUNTS = {
     "mipr corpus": 30_731,
     "mipr queries": 3_522,
@@ -139,13 +148,14 @@ def qwen_vision_tflop(size: str, image: tuple) -> float:
     return flops / 1e12
 
 
-def qwen_language_tflop(size: str, tokens: int) -> float:
-    """The language model over one sequence of ``tokens`` (causal: n/2 attended on average), no LM head."""
+def qwen_language_tflop(size: str, tokens: int, context: int = 0) -> float:
+    """The language model over one sequence of ``tokens`` (causal: n/2 attended on average) after ``context``
+    cached tokens (each attends to all of them too), no LM head."""
     t = QWEN3_VL_SIZES[size]["text"]
     width, head = t["hidden_size"], t["head_dim"]
     q, kv = t["num_attention_heads"] * head, t["num_key_value_heads"] * head
     layer = tokens * (2 * width * (q + 2 * kv) + 2 * q * width + 3 * 2 * width * t["intermediate_size"])
-    layer += tokens * 4 * (tokens / 2) * q
+    layer += tokens * 4 * (context + tokens / 2) * q
     return t["num_hidden_layers"] * layer / 1e12
 
 
@@ -162,6 +172,41 @@ def qwen_rerank(size: str, query_image: tuple, document_image: tuple, text_token
     head = 2 * QWEN3_VL_SIZES[size]["text"]["hidden_size"] * QWEN3_VL_SIZES[size]["vocab_size"] / 1e12
     vision = qwen_vision_tflop(size, query_image) + qwen_vision_tflop(size, document_image)
     return Cost(vision, qwen_language_tflop(size, tokens) + head)
+
+
+def rerank_texts(kind: str) -> tuple:
+    """(prefix, suffix) text tokens of a ``kind`` ("mipr", "m2kr") pair: the template up to the candidate with the
+    query's instruction and question; the candidate's text and the closing template."""
+    prefix = TEXT_TOKENS["rerank template"] - RERANK_CLOSING + TEXT_TOKENS[f"{kind} query"] - 20
+    return prefix, RERANK_CLOSING + TEXT_TOKENS[f"{kind} corpus"] - 20
+
+
+def rerank_work(kind: str, candidates: int = RERANK_CANDIDATES) -> dict:
+    """Language-model tokens and vision patches a ``kind`` pair costs on each path: the whole pair, or its share of
+    its query's prefix (one in ``candidates``) and its own suffix."""
+    query, document = (qwen_image_tokens("8b", IMAGES[name]) for name in RERANK_IMAGES[kind])
+    prefix_text, suffix_text = rerank_texts(kind)
+    prefix, suffix = query[1] + prefix_text, document[1] + suffix_text
+    return {
+        "whole": {"tokens": prefix + suffix, "patches": query[0] + document[0]},
+        "shared": {"tokens": prefix / candidates + suffix, "patches": query[0] / candidates + document[0]},
+        "prefix tokens": prefix,
+        "suffix tokens": suffix,
+    }
+
+
+def qwen_rerank_shared(
+    size: str, query_image: tuple, document_image: tuple, texts: tuple, candidates: int = RERANK_CANDIDATES
+) -> Cost:
+    """One pair on the shared path: its share of the query's prefix (vision tower and language model, once for
+    ``candidates``), then its candidate's image and its suffix against the cached prefix, the LM head on the last
+    token. ``texts``: (prefix, suffix) text tokens."""
+    prefix = qwen_image_tokens(size, query_image)[1] + texts[0]
+    suffix = qwen_image_tokens(size, document_image)[1] + texts[1]
+    head = 2 * QWEN3_VL_SIZES[size]["text"]["hidden_size"] * QWEN3_VL_SIZES[size]["vocab_size"] / 1e12
+    vision = qwen_vision_tflop(size, query_image) / candidates + qwen_vision_tflop(size, document_image)
+    language = qwen_language_tflop(size, prefix) / candidates + qwen_language_tflop(size, suffix, prefix) + head
+    return Cost(vision, language)
 
 
 def bert_tflop(tokens: int, layers: int = 12, width: int = 768, mlp: int = 3072) -> float:
@@ -213,33 +258,37 @@ def maxsim_seconds_per_query(passages: int, kept_tokens: float = PASSAGE_KEPT_TO
     return {"tflop": flops / 1e12, "gbytes": traffic / 1e9, "seconds": compute_s + memory_s}
 
 
+def rerank_costs(size: str, kind: str) -> dict:
+    """A ``kind`` pair's cost on each path: {"": the whole pair, " shared": the shared prefix's}."""
+    query, document = (IMAGES[name] for name in RERANK_IMAGES[kind])
+    texts = rerank_texts(kind)
+    return {
+        "": qwen_rerank(size, query, document, sum(texts)),
+        " shared": qwen_rerank_shared(size, query, document, texts),
+    }
+
+
 def estimates() -> dict:
     """Every rate and time the docs quote, by name (items/s, pairs/s, queries/s, seconds)."""
     mipr_corpus = {s: qwen_embed(s, IMAGES["mipr photo"], TEXT_TOKENS["mipr corpus"]) for s in ("2b", "8b")}
     mipr_query = {s: qwen_embed(s, IMAGES["mipr photo"], TEXT_TOKENS["mipr query"]) for s in ("2b", "8b")}
     m2kr_corpus = {s: qwen_embed(s, IMAGES["m2kr screenshot"], TEXT_TOKENS["m2kr corpus"]) for s in ("2b", "8b")}
-    pairs = {
-        s: qwen_rerank(
-            s,
-            IMAGES["mipr photo"],
-            IMAGES["mipr photo"],
-            TEXT_TOKENS["rerank template"] + TEXT_TOKENS["mipr query"] + TEXT_TOKENS["mipr corpus"] - 40,
-        )
-        for s in ("2b", "8b")
-    }
     out = {}
     for s in ("2b", "8b"):
         out[f"embed {s} mipr items/s"] = mipr_corpus[s].per_second()
         out[f"embed {s} mipr queries/s"] = mipr_query[s].per_second()
         out[f"embed {s} m2kr items/s"] = m2kr_corpus[s].per_second()
-        out[f"rerank {s} mipr pairs/s"] = pairs[s].per_second()
+        for kind in ("mipr", "m2kr"):
+            for path, cost in rerank_costs(s, kind).items():
+                out[f"rerank {s} {kind}{path} pairs/s"] = cost.per_second()
         embed_s = (
             COUNTS["mipr corpus"] / out[f"embed {s} mipr items/s"]
             + COUNTS["mipr queries"] / out[f"embed {s} mipr queries/s"]
         )
         out[f"mipr embed {s} seconds"] = embed_s
-        out[f"mipr rerank {s} seconds"] = COUNTS["mipr pairs"] / out[f"rerank {s} mipr pairs/s"]
-        out[f"mipr baseline {s} seconds"] = embed_s + out[f"mipr rerank {s} seconds"]
+        for path in ("", " shared"):
+            out[f"mipr rerank {s}{path} seconds"] = COUNTS["mipr pairs"] / out[f"rerank {s} mipr{path} pairs/s"]
+            out[f"mipr baseline {s}{path} seconds"] = embed_s + out[f"mipr rerank {s}{path} seconds"]
     query, passage = preflmr_query(), preflmr_passage()
     out["preflmr passages/s"] = passage.per_second()
     out["preflmr queries/s"] = query.per_second()
@@ -272,7 +321,19 @@ def main() -> None:
                 f"| {size} embed, {name} | {image[0]}x{image[1]} -> {patches:,} -> {tokens:,} (+{text} text) "
                 f"| {cost.vision:.2f} | {cost.language:.2f} | {cost.total:.2f} | {cost.per_second():.0f} |"
             )
+    print(f"\nA reranked pair's work ({RERANK_CANDIDATES} candidates a query; images as above, text tokens estimated):")
+    print("| pair | LM tokens, whole | LM tokens, shared | ratio | vision patches, whole | shared | ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for kind in RERANK_IMAGES:
+        work = rerank_work(kind)
+        whole, shared = work["whole"], work["shared"]
+        print(
+            f"| {kind} ({work['prefix tokens']:,} prefix + {work['suffix tokens']:,} suffix tokens) "
+            f"| {whole['tokens']:,} | {shared['tokens']:,.1f} | {shared['tokens'] / whole['tokens']:.3f} "
+            f"| {whole['patches']:,} | {shared['patches']:,.0f} | {shared['patches'] / whole['patches']:.3f} |"
+        )
     out = estimates()
+    print()
     for name, value in out.items():
         shown = f"{value / 60:.1f} min" if name.endswith("seconds") and value > 120 else f"{value:,.3g}"
         print(f"{name}: {shown}")

@@ -1,15 +1,22 @@
 """The steps of ``bench/gpu_check.sh``, one subcommand each (the script bounds each with ``timeout``).
 
     python bench/gpu_check.py data WORK --corpus N --queries N --m2kr-corpus N --m2kr-queries N --rerank-queries N
+                                    --rerank-m2kr-queries N
     python bench/gpu_check.py models SIZE FOLDER --which embedding|reranker --device cuda|cpu
     python bench/gpu_check.py vectors RUN [--cache-dir DIR]      fails on NaN or constant vectors / scores
-    python bench/gpu_check.py phase LABEL STATS_JSON UTIL_CSV --estimate RATE
+    python bench/gpu_check.py phase LABEL STATS_JSON UTIL_CSV [--candidates N]   LABEL: "rerank 2b mipr shared", ...
+    python bench/gpu_check.py agree RUN RUN                      two reranks' scores of the same pairs, compared
     python bench/gpu_check.py preflmr --device cuda [--smoke]   PreFLMR ViT-G encoders and MaxSim over 47,318
-    python bench/gpu_check.py preflmr-setup WORK --size vit-g --passages N --queries N   checkpoint + M2KR data
-    python bench/gpu_check.py summary                           the table and $OUT/summary.json
+    python bench/gpu_check.py preflmr-setup WORK --size vit-g --passages N --queries N [--data DIR]
+                                                                checkpoint + M2KR data
+    python bench/gpu_check.py preflmr-full WORK --stats STATS_JSON [--device cuda --workers N]
+                                                                PreFLMR end to end as baseline m2kr --paper runs it
+    python bench/gpu_check.py summary OUTPUT                    the table and $OUT/summary.json; exit 1 unless every
+                                                                step ran to its end (failed, timed out, skipped)
 
 Every measured rate goes to ``$SUMMARY`` (JSON Lines) beside the estimate of ``bench/flop_model.py`` for the exact
-shapes measured. Random weights: real-size compute, meaningless vectors.
+shapes measured; the two reranker paths' agreement to ``$AGREEMENT``. Random weights: real-size compute,
+meaningless vectors.
 """
 
 import argparse
@@ -47,12 +54,14 @@ def summary_row(row: dict) -> None:
 
 
 def make_data(args) -> None:
-    """WORK/mipr, WORK/m2kr (M2KR-shaped items in MIPR's layout) and WORK/rerank with its top-50 candidates."""
+    """WORK/mipr, WORK/m2kr (M2KR-shaped items in MIPR's layout), and WORK/rerank-mipr and WORK/rerank-m2kr with
+    their top-50 candidates (WORK/candidates-mipr.json, WORK/candidates-m2kr.json)."""
     work = Path(args.work)
     make_folder(work / "mipr", "mipr", args.corpus, args.queries)
     make_folder(work / "m2kr", "m2kr", args.m2kr_corpus, args.m2kr_queries)
-    make_folder(work / "rerank", "mipr", 512, args.rerank_queries)
-    make_candidates(work / "rerank", work / "candidates.json")
+    for kind, queries in (("mipr", args.rerank_queries), ("m2kr", args.rerank_m2kr_queries)):
+        make_folder(work / f"rerank-{kind}", kind, 512 if kind == "mipr" else 128, queries)
+        make_candidates(work / f"rerank-{kind}", work / f"candidates-{kind}.json")
 
 
 def make_folder(folder: Path, kind: str, corpus_size: int, query_count: int) -> None:
@@ -159,11 +168,16 @@ def check_vectors(args) -> None:
             norms = np.linalg.norm(vectors, axis=1)
             checked[str(path.parent.name)]["norm range"] = [float(norms.min()), float(norms.max())]
     entries = json.loads(Path(args.run).read_text(encoding="utf-8"))
-    scores = np.array([[item["score"] for item in entry["ranked"]] for entry in entries], dtype=np.float64)
+    scores = np.array([scored(entry) for entry in entries], dtype=np.float64)
     checked["run scores"] = spread_check(f"scores of {args.run}", scores.T if scores.shape[1] > 1 else scores)
     if scores.shape[1] > 1 and np.ptp(scores, axis=1).max() == 0:
         raise SystemExit(f"gpu_check: every query of {args.run} scores all its items the same")
     print(f"  vectors ok: {json.dumps(checked)}", flush=True)
+
+
+def scored(entry: dict) -> list:
+    """A run entry's scores, less the unscored tail a rerank's --top-n leaves (None)."""
+    return [item["score"] for item in entry["ranked"] if item["score"] is not None]
 
 
 def utilisation(util_csv: str, start: float, end: float) -> tuple:
@@ -181,15 +195,26 @@ def utilisation(util_csv: str, start: float, end: float) -> tuple:
     return sum(values) / len(values), sum(v > 0 for v in values) / len(values), len(values)
 
 
-def estimate_for(label: str, phase: str) -> float:
-    """The FLOP model's rate for this check's shapes: label "embed 2b mipr", "rerank 8b mipr", ..."""
+def estimate_for(label: str, phase: str, candidates: int = flop_model.RERANK_CANDIDATES) -> float:
+    """The FLOP model's rate for this check's shapes: label "embed 2b mipr", "rerank 8b mipr shared", "rerank 8b
+    m2kr whole", ... (``candidates``: a query's pairs, over which the shared path spreads its prefix)."""
     kind, size, data = label.split()[:3]
+    if kind == "preflmr":
+        return preflmr_estimate(label, phase)
     if size not in ("2b", "8b"):
         return None
     shape = SHAPES[data]
     if kind == "rerank":
-        text = flop_model.TEXT_TOKENS["rerank template"] + shape["query text"] + shape["corpus text"] - 40
-        return flop_model.qwen_rerank(size, shape["query image"], shape["image"], text).per_second()
+        closing = flop_model.RERANK_CLOSING
+        prefix = flop_model.TEXT_TOKENS["rerank template"] - closing + shape["query text"] - 20
+        suffix = closing + shape["corpus text"] - 20
+        if label.split()[3:4] == ["shared"]:
+            cost = flop_model.qwen_rerank_shared(
+                size, shape["query image"], shape["image"], (prefix, suffix), candidates
+            )
+        else:
+            cost = flop_model.qwen_rerank(size, shape["query image"], shape["image"], prefix + suffix)
+        return cost.per_second()
     if phase == "embed corpus":
         return flop_model.qwen_embed(size, shape["image"], shape["corpus text"]).per_second()
     if phase == "embed queries":
@@ -211,13 +236,50 @@ def report_phase(args) -> None:
                 "unit": "pairs/s" if name == "rerank" else "items/s",
                 "items": phase["items"],
                 "seconds": phase["seconds"],
-                "estimate": estimate_for(args.label, name),
+                "estimate": estimate_for(args.label, name, args.candidates),
                 "gpu_util_mean": mean,
                 "gpu_busy_share": busy,
                 "util_samples": samples,
                 "max_memory_allocated_gib": stats.get("cuda_max_memory_allocated", 0) / 2**30,
             }
         )
+
+
+def preflmr_estimate(label: str, phase: str):
+    """The FLOP model's PreFLMR ViT-G rate for a pipeline phase (passages at their 512-token worst case): float32
+    without TF32, the preset's dtype, unless the label says bfloat16; None for other sizes."""
+    if " vit-g " not in f" {label} ":
+        return None
+    tflops = flop_model.SUSTAINED_TFLOPS if "bfloat16" in label else flop_model.SUSTAINED_FP32_TFLOPS
+    cost = {"embed corpus": flop_model.preflmr_passage, "embed queries": flop_model.preflmr_query}.get(phase)
+    return cost().per_second(tflops) if cost else None
+
+
+def agree(args) -> None:
+    """How far two reranks of the same pairs agree (the shared prefix against whole pairs, in the GPU's dtype):
+    the largest score difference and the queries whose whole ranking is the same, to ``$AGREEMENT``."""
+    runs = [json.loads(Path(path).read_text(encoding="utf-8")) for path in (args.first, args.second)]
+    scores = [
+        {(e["qid"], i["did"]): i["score"] for e in run for i in e["ranked"] if i["score"] is not None} for run in runs
+    ]
+    if scores[0].keys() != scores[1].keys():
+        raise SystemExit(f"gpu_check: {args.first} and {args.second} score different pairs")
+    difference = max(abs(scores[0][pair] - scores[1][pair]) for pair in scores[0])
+    same = sum([i["did"] for i in a["ranked"]] == [i["did"] for i in b["ranked"]] for a, b in zip(runs[0], runs[1]))
+    row = {
+        "runs": [Path(args.first).name, Path(args.second).name],
+        "pairs": len(scores[0]),
+        "largest_score_difference": difference,
+        "queries_ranked_alike": same,
+        "queries": len(runs[0]),
+    }
+    with open(os.environ["AGREEMENT"], "a", encoding="utf-8") as out:
+        out.write(json.dumps(row) + "\n")
+    print(
+        f"  >> {row['runs'][0]} vs {row['runs'][1]}: {row['pairs']} pairs, largest score difference "
+        f"{difference:.2e}, {same} of {len(runs[0])} queries ranked alike",
+        flush=True,
+    )
 
 
 def timed(step, sync, repeats: int) -> float:
@@ -348,15 +410,18 @@ def run_preflmr(args) -> None:
 
 def maxsim(args, device, sync) -> None:
     """Exact MaxSim top-100 of ``--maxsim-queries`` queries (320 vectors of 128) over 47,318 packed passages of
-    256-512 kept tokens (``mmrhub/retrieve/maxsim.py``), extrapolated to M2KR's 6,415 queries."""
+    256-512 kept tokens (``mmrhub/retrieve/late_interaction/maxsim.py``), extrapolated to M2KR's 6,415 queries."""
     import torch
 
     try:
-        from mmrhub.retrieve.maxsim import concat
-        from mmrhub.retrieve.maxsim import maxsim_topk
-        from mmrhub.retrieve.maxsim import pack
+        from mmrhub.retrieve.late_interaction.maxsim import concat
+        from mmrhub.retrieve.late_interaction.maxsim import maxsim_topk
+        from mmrhub.retrieve.late_interaction.maxsim import pack
     except ImportError as error:
-        print(f"  MaxSim skipped: {error} (mmrhub/retrieve/maxsim.py is not on this branch yet)", flush=True)
+        print(
+            f"  MaxSim skipped: {error} (mmrhub/retrieve/late_interaction/maxsim.py is not on this branch yet)",
+            flush=True,
+        )
         return
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
@@ -417,7 +482,7 @@ def maxsim(args, device, sync) -> None:
 
 def preflmr_setup(args) -> None:
     """A random PreFLMR checkpoint of ``size`` (``build_preflmr``) in WORK/preflmr, and synthetic M2KR data of the
-    real layout (bench/make_m2kr_synthetic.py: tables, query zip, split screenshot zip) in WORK/m2kr-real."""
+    real layout (bench/make_m2kr_synthetic.py: tables, query zip, split screenshot zip) in WORK/``--data``."""
     import make_m2kr_synthetic
     from tiny_models import build_preflmr
 
@@ -425,7 +490,39 @@ def preflmr_setup(args) -> None:
     device = None if args.device == "cpu" else args.device
     build_preflmr(work / "preflmr", size=args.size, device=device)
     print(f"PreFLMR {args.size} random: built and saved in {time.perf_counter() - started:.0f} s", flush=True)
-    make_m2kr_synthetic.make(work / "m2kr-real", queries=args.queries, passages=args.passages)
+    started = time.perf_counter()
+    make_m2kr_synthetic.make(work / args.data, queries=args.queries, passages=args.passages)
+    print(f"M2KR data, {args.passages:,} passages and {args.queries:,} queries: {time.perf_counter() - started:.0f} s")
+
+
+FULL_RUNS = "runs-full"  # preflmr-full's output folder under WORK
+
+
+def preflmr_full(args) -> None:
+    """PreFLMR end to end on synthetic M2KR (WORK/``--data``) with the checkpoint in WORK/preflmr, with the options
+    ``mmrhub baseline m2kr --paper`` gives the retrieval (the preflmr preset, float32 as the authors load it, exact
+    MaxSim top-50, the preset's workers and batches), only the model, image processor, device and workers named
+    here; no cache, unscored (random weights), the phases written to ``--stats``."""
+    import argparse
+    from dataclasses import replace
+
+    from mmrhub.commands import baseline
+    from mmrhub.retrieve import pipeline
+
+    work = Path(args.work)
+    parser = argparse.ArgumentParser()
+    baseline.register(parser.add_subparsers())
+    given = ["baseline", "m2kr", "--paper", "--data-dir", str(work / args.data), "--no-cache"]
+    given += ["--embedding-model", str(work / "preflmr"), "--device", args.device, "--num-workers", str(args.workers)]
+    given += ["--embedding-image-processor", str(work / "preflmr" / "clip-image-processor")]
+    given += ["--output-dir", str(work / FULL_RUNS)]
+    options, reranking = baseline.pipeline_options(parser.parse_args(given))
+    if reranking is not None or options.runtime.dtype != "float32" or options.settings.preset != "preflmr":
+        raise SystemExit(f"baseline m2kr --paper's options changed: {options.runtime.dtype}, {options.settings}")
+    options = replace(options, output=replace(options.output, stats_json=args.stats))
+    started = time.perf_counter()
+    pipeline.run(options)
+    print(f"PreFLMR end to end ({options.runtime.dtype}): {time.perf_counter() - started:.0f} s", flush=True)
 
 
 def summary(args) -> None:
@@ -445,6 +542,14 @@ def summary(args) -> None:
         print(
             f"| {row['label']} | {row['rate']:,.1f} {row['unit']} | {model} | {ratio} | {util_text} | {memory_text} |"
         )
+    agreement = []
+    if os.path.exists(os.environ.get("AGREEMENT", "")):
+        agreement = [json.loads(line) for line in open(os.environ["AGREEMENT"], encoding="utf-8") if line.strip()]
+    if agreement:
+        print("\n| reranks compared | pairs | largest score difference | queries ranked alike |\n|---|---:|---:|---:|")
+        for row in agreement:
+            alike = f"{row['queries_ranked_alike']} of {row['queries']}"
+            print(f"| {' vs '.join(row['runs'])} | {row['pairs']} | {row['largest_score_difference']:.2e} | {alike} |")
     print("\n| step | status | seconds |\n|---|---|---:|")
     for step in steps:
         print(f"| {step['step']} | {step['status']} | {step['seconds']} |")
@@ -455,13 +560,21 @@ def summary(args) -> None:
         },
         "environment": json.loads(os.environ.get("ENVIRONMENT", "{}")),
         "measured": rows,
+        "agreement": agreement,
         "steps": steps,
     }
     Path(args.output).write_text(json.dumps(record, indent=1), encoding="utf-8")
-    failed = [step["step"] for step in steps if step["status"] == "failed"]
-    if failed:
-        print(f"\ngpu_check: failed steps: {', '.join(failed)} (their output is in the log above)")
+    undone = [step for step in steps if step["status"] != "ok"]
+    if undone:
+        named = ", ".join(f"{step['step']} ({STATUS_WORDS.get(step['status'], step['status'])})" for step in undone)
+        print(
+            f"\ngpu_check: {len(undone)} step(s) did not run to their end: {named}; their figures are missing "
+            "(the log above says why)"
+        )
         raise SystemExit(1)
+
+
+STATUS_WORDS = {"skipped": "skipped: the budget was spent", "timed out": "timed out", "failed": "failed"}
 
 
 def main(argv=None) -> None:
@@ -469,7 +582,14 @@ def main(argv=None) -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     data = commands.add_parser("data")
     data.add_argument("work")
-    for name in ("--corpus", "--queries", "--m2kr-corpus", "--m2kr-queries", "--rerank-queries"):
+    for name in (
+        "--corpus",
+        "--queries",
+        "--m2kr-corpus",
+        "--m2kr-queries",
+        "--rerank-queries",
+        "--rerank-m2kr-queries",
+    ):
         data.add_argument(name, type=int, required=True)
     models = commands.add_parser("models")
     models.add_argument("size")
@@ -483,6 +603,10 @@ def main(argv=None) -> None:
     phase.add_argument("label")
     phase.add_argument("stats")
     phase.add_argument("util")
+    phase.add_argument("--candidates", type=int, default=flop_model.RERANK_CANDIDATES)
+    agreement = commands.add_parser("agree")
+    agreement.add_argument("first")
+    agreement.add_argument("second")
     preflmr = commands.add_parser("preflmr")
     preflmr.add_argument("--device", default="cuda")
     preflmr.add_argument("--smoke", action="store_true")
@@ -495,6 +619,13 @@ def main(argv=None) -> None:
     setup.add_argument("--device", default="cuda")
     setup.add_argument("--passages", type=int, default=2048)
     setup.add_argument("--queries", type=int, default=256)
+    setup.add_argument("--data", default="m2kr-real", help="the data's folder under WORK")
+    full = commands.add_parser("preflmr-full")
+    full.add_argument("work")
+    full.add_argument("--data", default="m2kr-full")
+    full.add_argument("--device", default="cuda")
+    full.add_argument("--workers", type=int, default=1)
+    full.add_argument("--stats", required=True)
     final = commands.add_parser("summary")
     final.add_argument("output")
     args = parser.parse_args(argv)
@@ -503,8 +634,10 @@ def main(argv=None) -> None:
         "models": make_models,
         "vectors": check_vectors,
         "phase": report_phase,
+        "agree": agree,
         "preflmr": run_preflmr,
         "preflmr-setup": preflmr_setup,
+        "preflmr-full": preflmr_full,
         "summary": summary,
     }[args.command](args)
 

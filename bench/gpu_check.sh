@@ -8,14 +8,20 @@
 #   0. pixel values sent as one frame of bytes and normalised on the GPU equal the processor's (pixels_on_device.py);
 #   1. Qwen3-VL-Embedding-2B: items/s embedding MIPR corpus and queries, then M2KR-shaped ones;
 #   2. PreFLMR ViT-G: passages/s and queries/s of its encoders (the real layout from transformers' parts), then
-#      exact MaxSim top-100 over 47,318 packed passages (mmrhub/retrieve/maxsim.py); and the `--preset preflmr`
+#      exact MaxSim top-100 over 47,318 packed passages (mmrhub/retrieve/late_interaction/maxsim.py); and the `--preset preflmr`
 #      pipeline where scripts/tiny_models.py has build_preflmr;
-#   3. Qwen3-VL-Reranker-2B: pairs/s over 50 candidates a query;
-#   4. the CPU feed (bench/feed_cpu.py), then the 8B embedder and reranker, then exact top-k TFLOP/s, if time is left.
+#   3. Qwen3-VL-Reranker-2B: pairs/s over 50 candidates a query, each query's prefix shared by its candidates and
+#      every pair whole (--no-shared-prefix), on MIPR- and M2KR-shaped pairs, and how far the two paths' scores agree;
+#   4. the CPU feed (bench/feed_cpu.py); the 8B embedder on MIPR and M2KR-shaped items; the 8B reranker as the 2B
+#      (its first RERANK8B_TOP_N candidates a query); exact top-k TFLOP/s.
+#   5. only when PARTS names preflmr-full (a call of its own, BUDGET=570): PreFLMR ViT-G end to end at M2KR's full
+#      size (47,318 passages, 6,415 queries) as `mmrhub baseline m2kr --paper` runs it (float32, exact MaxSim).
 # Each rate is printed beside the estimate of bench/flop_model.py for the exact shapes run, with the GPU's mean
 # utilisation (nvidia-smi every 100 ms) and torch.cuda.max_memory_allocated. A step fails on NaN or constant
-# vectors or scores. Only $OUT comes back: gpu_check.log and summary.json (every figure, estimate, step status and
-# the versions); everything else is under $WORK.
+# vectors or scores. The check exits 1 when any step failed, timed out or was skipped for the budget, naming them.
+# Only $OUT comes back: gpu_check.log and summary.json (every figure, estimate, step status and the versions);
+# everything else is under $WORK. The parts fit one call each: PARTS=rerank (~5 min), PARTS=rerank8b (~7 min),
+# PARTS=embed8b (~5 min; estimated from the rates measured on 2026-12-04).
 #
 # The lent machine's image lacks `datasets`: run `bash bench/gpu_wheels.sh` here first and carry .whl/ (under
 # 1 MB); this script installs those wheels into $SITE when `import datasets` fails there. It runs on the image's
@@ -23,33 +29,41 @@
 #
 #   bench/gpu_check.sh       env: BUDGET=540 OUT=bench/out/gpu WORK=/tmp/mmrhub-gpu-check PYTHON=python3
 #                                 CORPUS=2048 QUERIES=256 M2KR_CORPUS=256 M2KR_QUERIES=64 BATCH=32 M2KR_BATCH=16
-#                                 RERANK_QUERIES=16 RERANK_BATCH=16 WORKERS=<cores - 1> LATER="8b"
-#                                 PARTS="pixels embed preflmr rerank feed later topk" (the steps run, in this order;
-#                                 e.g. PARTS="rerank later" measures the rerankers and the 8B pair alone)
+#                                 RERANK_QUERIES=16 RERANK_M2KR_QUERIES=8 RERANK_BATCH=16 RERANK8B_TOP_N=25
+#                                 WORKERS=<cores - 1>
+#                                 PARTS="pixels embed preflmr rerank feed embed8b rerank8b topk" (the steps run, in
+#                                 this order; e.g. PARTS=rerank8b measures the 8B reranker alone;
+#                                 PARTS=preflmr-full BUDGET=570: step 5 alone, FULL_PASSAGES=47318 FULL_QUERIES=6415)
+# A step that fails, times out or is skipped for want of budget makes the check exit 1, naming it.
 #   SMOKE=1 bench/gpu_check.sh   the same steps on CPU with the tiny layout and a few items (a check of this
 #                                script where no GPU is; its figures mean nothing)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SMOKE=${SMOKE:-0}
 if [ "$SMOKE" = 1 ]; then
-  DEVICE=cpu FIRST=tiny LATER=${LATER:-} CORPUS=${CORPUS:-48} QUERIES=${QUERIES:-8} M2KR_CORPUS=${M2KR_CORPUS:-8}
-  M2KR_QUERIES=${M2KR_QUERIES:-4} RERANK_QUERIES=${RERANK_QUERIES:-1} BATCH=${BATCH:-8} M2KR_BATCH=${M2KR_BATCH:-4}
+  DEVICE=cpu FIRST=tiny LATER=${LATER:-tiny} CORPUS=${CORPUS:-48} QUERIES=${QUERIES:-8} M2KR_CORPUS=${M2KR_CORPUS:-8}
+  M2KR_QUERIES=${M2KR_QUERIES:-4} RERANK_QUERIES=${RERANK_QUERIES:-1} RERANK_M2KR_QUERIES=${RERANK_M2KR_QUERIES:-1}
+  BATCH=${BATCH:-8} M2KR_BATCH=${M2KR_BATCH:-4}
   RERANK_BATCH=${RERANK_BATCH:-8} FEED_ITEMS=${FEED_ITEMS:-4} BUDGET=${BUDGET:-900} WORKERS=${WORKERS:-1}
   PREFLMR_ARGS="--smoke --passage-batch 8 --query-batch 4 --maxsim-queries 2" PIXELS="--max-pixels 65536"
   PREFLMR_SIZE=tiny PREFLMR_PASSAGES=${PREFLMR_PASSAGES:-32} PREFLMR_QUERIES=${PREFLMR_QUERIES:-8}
+  FULL_PASSAGES=${FULL_PASSAGES:-48} FULL_QUERIES=${FULL_QUERIES:-8}
 fi
 PREFLMR_SIZE=${PREFLMR_SIZE:-vit-g} PREFLMR_PASSAGES=${PREFLMR_PASSAGES:-4096} PREFLMR_QUERIES=${PREFLMR_QUERIES:-512}
 PREFLMR_ARGS=${PREFLMR_ARGS:-} PIXELS=${PIXELS:-}  # the preset's image budget, unless smoke
-DEVICE=${DEVICE:-cuda} FIRST=${FIRST:-2b} LATER=${LATER-8b} BUDGET=${BUDGET:-540}
-PARTS=${PARTS:-pixels embed preflmr rerank feed later topk}
+FULL_PASSAGES=${FULL_PASSAGES:-47318} FULL_QUERIES=${FULL_QUERIES:-6415}  # M2KR's, for PARTS=preflmr-full
+DEVICE=${DEVICE:-cuda} FIRST=${FIRST:-2b} LATER=${LATER:-8b} BUDGET=${BUDGET:-540}
+ALL_PARTS="pixels embed preflmr rerank feed embed8b rerank8b topk"
+PARTS=${PARTS:-$ALL_PARTS}
 for PART in $PARTS; do
-  case " pixels embed preflmr rerank feed later topk " in *" $PART "*) ;; *)
-    echo "gpu_check: PARTS names $PART; expected some of: pixels embed preflmr rerank feed later topk"; exit 2 ;;
+  case " $ALL_PARTS preflmr-full " in *" $PART "*) ;; *)
+    echo "gpu_check: PARTS names $PART; expected some of: $ALL_PARTS preflmr-full"; exit 2 ;;
   esac
 done
 part() { case " $PARTS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }  # whether PARTS names this part
 CORPUS=${CORPUS:-2048} QUERIES=${QUERIES:-256} M2KR_CORPUS=${M2KR_CORPUS:-256} M2KR_QUERIES=${M2KR_QUERIES:-64}
 BATCH=${BATCH:-32} M2KR_BATCH=${M2KR_BATCH:-16} RERANK_QUERIES=${RERANK_QUERIES:-16} RERANK_BATCH=${RERANK_BATCH:-16}
+RERANK_M2KR_QUERIES=${RERANK_M2KR_QUERIES:-8} RERANK8B_TOP_N=${RERANK8B_TOP_N:-25}
 PYTHON=${PYTHON:-python3} OUT=${OUT:-bench/out/gpu} WORK=${WORK:-/tmp/mmrhub-gpu-check} SITE=${SITE:-/tmp/site}
 WHEELS=${WHEELS:-.whl}
 CORES=$("$PYTHON" -c "import os; print(len(os.sched_getaffinity(0)))")
@@ -61,9 +75,10 @@ rm -rf "$WORK"
 mkdir -p "$WORK"
 exec > >(tee "$OUT/gpu_check.log") 2>&1
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HOME="$WORK/hf" TOKENIZERS_PARALLELISM=false
-export PYTHONUNBUFFERED=1 SUMMARY="$WORK/summary.jsonl" STEPS="$WORK/steps.jsonl"
+export PYTHONUNBUFFERED=1 SUMMARY="$WORK/summary.jsonl" STEPS="$WORK/steps.jsonl" AGREEMENT="$WORK/agreement.jsonl"
 : > "$SUMMARY"
 : > "$STEPS"
+: > "$AGREEMENT"
 
 # Into $SITE: the carried wheels where `datasets` is missing, and this checkout (not editable: its package maps
 # data/ and metrics/ into mmrhub) unless this interpreter already runs it from here (an editable install).
@@ -127,6 +142,7 @@ quiet() { grep -v "it/s]\|item/s]\|pair/s]\|Writing model\|Loading weights\|Gene
 
 embed() {  # SIZE KIND DATA BATCH: embed + exact top-50, the corpus cached for the vectors check
   local size=$1 kind=$2 data=$3 batch=$4 tag="$1-$2"
+  rm -rf "$WORK/cache-$tag"  # measured afresh (SMOKE runs the tiny layout as both sizes)
   step "embed $size $kind" 200 "$PYTHON" scripts/embed_retrieve.py mipr --data-dir "$data" \
     --model "$WORK/models-$size/Qwen3-VL-Embedding-$size-random" --preset qwen3-vl-embedding --device "$DEVICE" $PIXELS \
     --batch-size "$batch" --num-workers "$WORKERS" --cache-dir "$WORK/cache-$tag" --no-eval --top-k 50 \
@@ -135,18 +151,34 @@ embed() {  # SIZE KIND DATA BATCH: embed + exact top-50, the corpus cached for t
   step "vectors $size $kind" 60 "${HELPER[@]}" vectors "$WORK/run-$tag.json" --cache-dir "$WORK/cache-$tag"
 }
 
-rerank() {  # SIZE
-  local size=$1
-  step "rerank $size mipr" 200 "$PYTHON" scripts/rerank.py mipr --data-dir "$WORK/rerank" \
-    --candidates "$WORK/candidates.json" --model "$WORK/models-$size/Qwen3-VL-Reranker-$size-random" \
+rerank() {  # SIZE KIND PATH TOP_N: one rerank of KIND-shaped pairs, each query's prefix shared or every pair whole
+  local size=$1 kind=$2 path=$3 top_n=$4 tag="$1-$2-$3" whole=""
+  [ "$path" = whole ] && whole=--no-shared-prefix
+  step "rerank $size $kind $path" 200 "$PYTHON" scripts/rerank.py mipr --data-dir "$WORK/rerank-$kind" \
+    --candidates "$WORK/candidates-$kind.json" --model "$WORK/models-$size/Qwen3-VL-Reranker-$size-random" \
     --preset qwen3-vl-reranker --device "$DEVICE" $PIXELS --batch-size "$RERANK_BATCH" --num-workers "$WORKERS" --no-cache \
-    --no-eval --output "$WORK/rerank-$size.json" --stats-json "$WORK/stats-rerank-$size.json" 2> >(quiet >&2) || return 1
-  "${HELPER[@]}" phase "rerank $size mipr" "$WORK/stats-rerank-$size.json" "$WORK/util.csv"
-  step "scores rerank $size" 60 "${HELPER[@]}" vectors "$WORK/rerank-$size.json"
+    --no-eval --top-n "$top_n" $whole --output "$WORK/rerank-$tag.json" --stats-json "$WORK/stats-rerank-$tag.json" \
+    2> >(quiet >&2) || return 1
+  "${HELPER[@]}" phase "rerank $size $kind $path" "$WORK/stats-rerank-$tag.json" "$WORK/util.csv" --candidates "$top_n"
+  step "scores rerank $size $kind $path" 60 "${HELPER[@]}" vectors "$WORK/rerank-$tag.json"
 }
 
-step "data" 90 "${HELPER[@]}" data "$WORK" --corpus "$CORPUS" --queries "$QUERIES" --m2kr-corpus "$M2KR_CORPUS" \
-  --m2kr-queries "$M2KR_QUERIES" --rerank-queries "$RERANK_QUERIES"
+rerankers() {  # SIZE TOP_N: both paths on MIPR- then M2KR-shaped pairs, then how far their scores agree
+  local size=$1 top_n=$2 kind
+  for kind in mipr m2kr; do
+    rerank "$size" "$kind" shared "$top_n"
+    rerank "$size" "$kind" whole "$top_n"
+    if [ -f "$WORK/rerank-$size-$kind-shared.json" ] && [ -f "$WORK/rerank-$size-$kind-whole.json" ]; then
+      step "agree $size $kind" 30 "${HELPER[@]}" agree "$WORK/rerank-$size-$kind-shared.json" "$WORK/rerank-$size-$kind-whole.json"
+    fi
+  done
+}
+
+# MIPR and M2KR-shaped data, for the parts that embed or rerank it.
+if part embed || part rerank || part embed8b || part rerank8b; then
+  step "data" 90 "${HELPER[@]}" data "$WORK" --corpus "$CORPUS" --queries "$QUERIES" --m2kr-corpus "$M2KR_CORPUS" \
+    --m2kr-queries "$M2KR_QUERIES" --rerank-queries "$RERANK_QUERIES" --rerank-m2kr-queries "$RERANK_M2KR_QUERIES"
+fi
 
 # The workers send one frame of bytes, normalised on the device (model_inputs.Compact): the processor's values?
 part pixels && step "pixels normalised on the device" 60 "$PYTHON" bench/pixels_on_device.py --device "$DEVICE"
@@ -174,29 +206,41 @@ if part preflmr && step "build preflmr $PREFLMR_SIZE + m2kr data" 150 "${HELPER[
   rm -rf "$WORK/preflmr"
 fi
 
-# 3. The 2B reranker.
+# 3. The 2B reranker, both paths.
 if part rerank && step "build $FIRST reranker" 150 "${HELPER[@]}" models "$FIRST" "$WORK/models-$FIRST" --which reranker --device "$DEVICE"; then
-  rerank "$FIRST"
+  rerankers "$FIRST" 50
   rm -rf "$WORK/models-$FIRST"
 fi
 
-# 4. If time is left: the CPU feed on this host's cores, the 8B pair, exact top-k.
+# 4. The CPU feed on this host's cores, the 8B embedder on MIPR and M2KR-shaped items, the 8B reranker, exact top-k.
 part feed && step "feed (bench/feed_cpu.py, $WORKERS workers)" 90 "$PYTHON" bench/feed_cpu.py --items "$FEED_ITEMS" \
   --workers "$WORKERS" --json "$WORK/feed.json" 2> >(quiet >&2)
-part later || LATER=""
-for SIZE in $LATER; do
-  if step "build $SIZE embedder" 150 "${HELPER[@]}" models "$SIZE" "$WORK/models-$SIZE" --which embedding --device "$DEVICE"; then
-    embed "$SIZE" mipr "$WORK/mipr" "$BATCH"
-    rm -rf "$WORK/models-$SIZE"
-  fi
-  if step "build $SIZE reranker" 150 "${HELPER[@]}" models "$SIZE" "$WORK/models-$SIZE" --which reranker --device "$DEVICE"; then
-    rerank "$SIZE"
-    rm -rf "$WORK/models-$SIZE"
-  fi
-done
+if part embed8b && step "build $LATER embedder" 150 "${HELPER[@]}" models "$LATER" "$WORK/models-$LATER" --which embedding --device "$DEVICE"; then
+  embed "$LATER" mipr "$WORK/mipr" "$BATCH"
+  embed "$LATER" m2kr "$WORK/m2kr" "$M2KR_BATCH"
+  rm -rf "$WORK/models-$LATER"
+fi
+if part rerank8b && step "build $LATER reranker" 150 "${HELPER[@]}" models "$LATER" "$WORK/models-$LATER" --which reranker --device "$DEVICE"; then
+  rerankers "$LATER" "$RERANK8B_TOP_N"
+  rm -rf "$WORK/models-$LATER"
+fi
 if [ "$DEVICE" = cuda ] && part topk; then
   step "exact top-k, dim 2048" 60 "$PYTHON" bench/topk_gpu.py --dim 2048 --repeat 3
 fi
+
+# 5. PreFLMR ViT-G end to end at M2KR's full size, as `mmrhub baseline m2kr --paper` runs it (float32, the preset,
+#    exact MaxSim top-50), on synthetic data with tiny images: a call of its own (PARTS=preflmr-full BUDGET=570). The
+#    FLOP model puts it near 6 min on an H200 (queries 2 min, passages under 2 min, MaxSim under 2 min), the checkpoint
+#    and the data about 2 min.
+preflmr_full() {
+  step "build preflmr $PREFLMR_SIZE + full m2kr data" 180 "${HELPER[@]}" preflmr-setup "$WORK" --size "$PREFLMR_SIZE" \
+    --device "$DEVICE" --passages "$FULL_PASSAGES" --queries "$FULL_QUERIES" --data m2kr-full 2> >(quiet >&2) || return 1
+  step "preflmr $PREFLMR_SIZE full m2kr float32" 420 "${HELPER[@]}" preflmr-full "$WORK" --data m2kr-full \
+    --device "$DEVICE" --workers "$WORKERS" --stats "$WORK/stats-preflmr-full.json" 2> >(quiet >&2) || return 1
+  "${HELPER[@]}" phase "preflmr $PREFLMR_SIZE full m2kr float32" "$WORK/stats-preflmr-full.json" "$WORK/util.csv"
+  step "scores preflmr full" 60 "${HELPER[@]}" vectors "$WORK"/runs-full/m2kr_*_top50.json
+}
+part preflmr-full && preflmr_full
 
 echo "== measured beside bench/flop_model.py ($(( $(date +%s) - START )) s in all) =="
 "$PYTHON" bench/gpu_check.py summary "$OUT/summary.json"

@@ -70,7 +70,7 @@ def main():
 
     import torch
 
-    from mmrhub.retrieve import maxsim
+    from mmrhub.retrieve.late_interaction import maxsim
 
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     dtype = maxsim.passage_dtype(device)

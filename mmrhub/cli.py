@@ -3,6 +3,7 @@
 from mmrhub import interrupts  # noqa: I001  (first of all: Ctrl-C during every import below)
 
 import argparse
+import contextlib
 import gc
 import importlib
 import os
@@ -27,14 +28,15 @@ Load, score and publish the MIPR and M2KR multimodal retrieval benchmarks.
   mmrhub baseline mipr                 retrieve top-50, rerank, one table with the oracle (retrieve extra)
   mmrhub info mipr                     configs, features and row counts
   mmrhub export mipr OUT               a script-free Hub dataset repo (Parquet + card)
-  mmrhub push OUT org/name             upload an export, or a metric folder as a Space
+  mmrhub leaderboard mipr RUN [RUN ...] -o DIR   a leaderboard Space: the runs scored and compared, uploads
+  mmrhub push OUT org/name             upload an export, a metric folder or a board as a Space
 
 Every command works on the bundled sample without --data-dir, and says so."""
 
 # Commands in the order --help lists them; each is the module mmrhub.commands.<name>, exposing register(subparsers).
 COMMANDS = (
     "evaluate", "oracle", "compare", "report", "reproduce", "retrieve", "rerank", "baseline", "rerun", "mteb", "info",
-    "export", "push",
+    "export", "leaderboard", "push",
 )  # fmt: skip
 
 DEBUG = "--debug"
@@ -79,8 +81,26 @@ def without_debug(argv: list) -> tuple:
 
 def commands_of(argv: list) -> tuple:
     """The commands whose parsers ``argv`` needs: the one it starts with, so that a command imports and builds only
-    its own (a tenth of a second of every start); every command for anything else (--help, a misspelt name)."""
+    its own (what building every parser costs each start: bench/README.md); every command for anything else (--help,
+    a misspelt name)."""
     return (argv[0],) if argv and argv[0] in COMMANDS else COMMANDS
+
+
+# The flags that set how remote archives are read (mmr_remote.configure's keywords), for the command's time.
+REMOTE_SETTINGS = ("max_requests", "read_timeout", "check_etags")
+
+
+@contextlib.contextmanager
+def remote_settings(args):
+    """``--max-requests``, ``--read-timeout`` and ``--no-etag-check`` for the command (and the workers it starts)."""
+    given = {name: getattr(args, name, None) for name in REMOTE_SETTINGS}
+    if all(value is None for value in given.values()):
+        yield
+        return
+    from mmr_remote import settings  # fsspec: only for the commands given one of these flags
+
+    with settings(**given):
+        yield
 
 
 def main(argv=None) -> int:
@@ -89,7 +109,8 @@ def main(argv=None) -> int:
     args = build_parser(commands_of(argv)).parse_args(argv)
     args.debug = debug
     try:
-        code = args.func(args) or 0
+        with remote_settings(args):
+            code = args.func(args) or 0
         interrupts.check()  # a Ctrl-C that a library swallowed still ends the command
         sys.stdout.flush()  # a closed pipe shows here, where it is handled, rather than at the interpreter's exit
         return code

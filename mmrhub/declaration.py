@@ -110,6 +110,23 @@ class View:
 
 
 @dataclass(frozen=True)
+class MtebFacts:
+    """What MTEB's task metadata says of a benchmark, as plain data (mteb is not imported here): ``mmrhub.mteb``
+    builds the task's ``TaskMetadata`` from it. The task's name, citation and licence are the builder's
+    (``MTEB_TASK``, ``_CITATION``, ``_LICENSE``), reached through ``Benchmark.builder``, as the export card reaches
+    them."""
+
+    description: str
+    eval_langs: tuple  # as MTEB writes languages: ISO 639-3 and script ("zho-Hans")
+    main_score: str  # an MTEB score name
+    domains: tuple  # MTEB's domain names
+    annotations_creators: str  # MTEB's word for who made the judgments
+    same_as: dict  # MTEB score -> the benchmark's measure, equal by definition
+    differences: str  # where MTEB's other scores and the benchmark's measures differ by definition
+    reference: str | None = None  # a page describing the benchmark
+
+
+@dataclass(frozen=True)
 class Benchmark:
     """One benchmark as the commands and wings see it: its builder, tables, measures, rules, card and views."""
 
@@ -133,6 +150,7 @@ class Benchmark:
     qrels_tables: Callable  # (builder module, load) -> (name, Dataset) pairs of qrels rows, the metric's gains
     bundled_runs: tuple  # BundledRun: the first one's pools are the others' candidates and the oracle's
     report: View  # how ``mmrhub report`` shows it
+    mteb: MtebFacts  # what its MTEB task's metadata says (``mmrhub.mteb``)
     published_table: tuple = ()  # the source document's rows for the shipped runs and their oracle ({measure: x100})
     published_counts: tuple = ()  # (result key, value): the counts the source document states for that table
     published_baseline: PublishedBaseline | None = None  # a source document's baseline row (M2KR card's PreFLMR)
@@ -143,6 +161,11 @@ class Benchmark:
     # The measures (keys of measures.DEFINITIONS) whose names alone do not say what they are: defined under the
     # first table that shows them
     footnoted: tuple = ()
+
+    @property
+    def max_cutoff(self) -> int:
+        """The deepest cutoff its metric module takes (the metric folder's own bound), for ``--k``."""
+        return self.measures.shared.MAX_CUTOFF
 
     @property
     def sample_dir(self) -> Path:

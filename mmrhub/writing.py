@@ -8,9 +8,10 @@ or any file under an input folder) is refused before any work, compared by path 
 link, a bind mount), and every error names the path. Nothing is put in place after a Ctrl-C.
 
 Folders (exports, cache entries) are written aside and swapped in by ``write_folder``; a cache entry is such a
-folder signed by ``mmr_cache`` before the swap (``new_entry``). Each move into place is written once, here: a file
-by ``write_bytes``, a folder by ``write_folder``. (The builders' cache entries are datasets' own folders, which
-datasets moves into place itself and ``mmr_cache.VouchedCache`` signs.)
+folder signed by ``mmr_cache`` before the swap (``new_entry``). Files and folders alike are put in place by
+``mmr_cache.move_into_place``, the one mover, which the M2KR archive's directory cache uses too. (The builders'
+cache entries are datasets' own folders, which datasets moves into place itself and ``mmr_cache.VouchedCache``
+signs.)
 """
 
 import errno
@@ -23,7 +24,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
+from mmr_cache import aside
+from mmr_cache import aside_prefix
+from mmr_cache import move_into_place
 from mmr_cache import sign
+from mmr_inputs import file_kind
 
 _TEMP = ".{name}.{pid}.{tag}.tmp"
 
@@ -41,7 +46,9 @@ def check_target(path, flag: str, inputs=(), example: str = "out.json") -> Path:
     if path.is_dir():
         raise IsADirectoryError(f"{flag} {path}: is a folder; give a file name, e.g. {path / example}.")
     if path.exists() and not path.is_file():
-        raise ValueError(f"{flag} {path}: is {kind_of(path)}, not a file this command may replace; write to a file.")
+        raise ValueError(
+            f"{flag} {path}: is {file_kind(path.stat().st_mode)}, not a file this command may replace; write to a file."
+        )
     if not path.parent.is_dir():
         raise FileNotFoundError(f"{flag} {path}: folder {path.parent} does not exist; create it first.")
     for source in local_paths(inputs):
@@ -59,19 +66,6 @@ def is_remote(path) -> bool:
 def local_paths(paths) -> list:
     """``paths`` as Paths, the URLs among them left out."""
     return [Path(path) for path in paths if path is not None and not is_remote(path)]
-
-
-def kind_of(path: Path) -> str:
-    """What a path that is not a regular file is, in plain words."""
-    mode = path.stat().st_mode
-    kinds = (
-        (stat.S_ISDIR, "a folder"),
-        (stat.S_ISFIFO, "a named pipe (FIFO)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    )
-    return next((word for test, word in kinds if test(mode)), "not a regular file")
 
 
 def _link_loop(path: Path) -> bool:
@@ -173,7 +167,9 @@ def write_bytes(path, data: bytes, sync: bool = True) -> Path:
     if path.is_symlink():
         path = Path(os.path.realpath(path))
     if path.exists() and not path.is_file():
-        raise ValueError(f"cannot write {path}: it is {kind_of(path)}, not a file that may be replaced.")
+        raise ValueError(
+            f"cannot write {path}: it is {file_kind(path.stat().st_mode)}, not a file that may be replaced."
+        )
     remove_stale_temporaries(path)
     temp = path.with_name(_TEMP.format(name=path.name, pid=os.getpid(), tag=uuid.uuid4().hex[:8]))
     try:
@@ -186,7 +182,7 @@ def write_bytes(path, data: bytes, sync: bool = True) -> Path:
         if mode is not None:
             os.chmod(temp, mode)
         _not_interrupted()
-        os.replace(temp, path)
+        move_into_place(temp, path)
     except OSError as err:
         temp.unlink(missing_ok=True)
         kept = " (the previous file is unchanged)" if path.exists() else ""
@@ -267,16 +263,6 @@ def new_entry(folder, key: str, meta=None):
         sign(work, key, meta)
 
 
-def _aside_prefix(target: Path, kind: str) -> str:
-    """The name prefix of a folder beside ``target``: ``.<name>.partial-`` (being written) or ``.<name>.old-``
-    (replaced, being removed); the writer's pid follows, then a tag."""
-    return f".{target.name}.{kind}-"
-
-
-def _aside(target: Path, kind: str) -> Path:
-    return target.parent / f"{_aside_prefix(target, kind)}{os.getpid()}-{uuid.uuid4().hex[:8]}"
-
-
 @contextmanager
 def write_folder(target, replace: bool = False, before_replace=None):
     """Yield an empty folder beside ``target``; on success it becomes ``target`` in one rename, on any error it is
@@ -288,24 +274,12 @@ def write_folder(target, replace: bool = False, before_replace=None):
     """
     target = Path(os.path.abspath(target))  # "." and "a/.." named as the folders they are
     target.parent.mkdir(parents=True, exist_ok=True)
-    work = _aside(target, "partial")
+    work = aside(target, "partial")
     work.mkdir()
     try:
         yield work
         _not_interrupted()
-        if replace and (target.exists() or target.is_symlink()):
-            if before_replace is not None:
-                before_replace()
-            old = _aside(target, "old")
-            os.rename(target, old)
-            try:
-                os.rename(work, target)
-            except BaseException:
-                os.rename(old, target)
-                raise
-            shutil.rmtree(old)
-        else:
-            os.rename(work, target)
+        move_into_place(work, target, replace, before_replace)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
@@ -316,7 +290,7 @@ def remove_stale_asides(target, ours=lambda folder: True) -> list:
     of processes now gone, when ``ours(folder)``; nothing else is touched."""
     target, removed = Path(target), []
     for kind in ("partial", "old"):
-        prefix = _aside_prefix(target, kind)
+        prefix = aside_prefix(target, kind)
         for entry in target.parent.glob(prefix + "*"):
             pid = entry.name[len(prefix) :].split("-")[0]
             if pid.isdigit() and not process_alive(int(pid)) and entry.is_dir() and not entry.is_symlink():

@@ -70,6 +70,11 @@ def main(argv=None) -> int:
         f"  mmrhub retrieve m2kr --preset preflmr --model {made['preflmr']} "
         f"--image-processor {made['preflmr_image_processor']} --top-k 50 -o runs/tiny-preflmr.json"
     )
+    if backend == "sentence-transformers":  # --paper reranks with the Qwen3-VL reranker preset
+        print(
+            f"  mmrhub baseline m2kr --paper --embedding-model {made['preflmr']} --embedding-image-processor "
+            f"{made['preflmr_image_processor']} --reranker-model {made['reranker']} --output-dir runs/tiny-m2kr"
+        )
     return 0
 
 

@@ -1,6 +1,6 @@
 """Reference scores of PreFLMR from its authors' own, unchanged code, for ``tests/retrieve/test_preflmr_reference.py``.
 
-Two steps, in two environments:
+Three steps, in three environments:
 
 1. ``export`` (this project's venv): writes the tiny PreFLMR checkpoint (``scripts/tiny_models.py``,
    ``build_preflmr`` with the seed below and the bundled M2KR sample's words) and the sample's plain inputs: each
@@ -30,6 +30,16 @@ Two steps, in two environments:
    imported without it, its files unchanged.
 
 Only the fixture is kept; the checkpoint is rebuilt by the test from the seed.
+
+3. ``pixels`` (a venv with transformers 4.49, Pillow and numpy alone: the image processor needs no model): the
+   pixel values the authors' example gives its model for an image in every mode PIL reads (``scripts/
+   image_modes.py``): ``Image.open(path).convert("RGB")`` (example_use_preflmr.py:291) through transformers 4.49's
+   ``CLIPImageProcessor`` (example_use_preflmr.py:250, 293) with ViT-bigG/14's settings (the processor's defaults:
+   224 shortest edge, bicubic, centre crop 224, OpenAI CLIP's mean and std). Writes each case's mode and a
+   sha256 of its float32 pixel values, for ``tests/retrieve/test_image_modes.py``::
+
+       python3 -m venv /tmp/tf449 && /tmp/tf449/bin/pip install transformers==4.49.0 pillow==12.3.0 numpy
+       /tmp/tf449/bin/python scripts/preflmr_reference.py pixels tests/retrieve/data/image_modes_reference.json
 """
 
 import argparse
@@ -204,17 +214,51 @@ def aliases(name: str) -> list:
     return sorted(names)
 
 
+def pixels(fixture: Path) -> None:
+    """Each image mode's pixel values as the authors' example makes them, under transformers 4.49 (see above)."""
+    import hashlib
+
+    import numpy as np
+    import PIL
+    import transformers
+    from image_modes import cases
+    from image_modes import opened
+    from transformers import CLIPImageProcessor
+
+    processor = CLIPImageProcessor()  # laion/CLIP-ViT-bigG-14-laion2B-39B-b160k's preprocessor_config.json
+    result = {
+        "what": "PreFLMR's query pixel values of an image in each mode, as the authors' example makes them",
+        "made_by": "scripts/preflmr_reference.py pixels",
+        "versions": {"transformers": transformers.__version__, "pillow": PIL.__version__, "numpy": np.__version__},
+        "cases": {},
+    }
+    for name, case in cases().items():
+        image = opened(case)
+        values = processor(image.convert("RGB"), return_tensors="np")["pixel_values"][0].astype(np.float32)
+        result["cases"][name] = {
+            "mode": image.mode,
+            "shape": list(values.shape),
+            "sha256": hashlib.sha256(np.ascontiguousarray(values).tobytes()).hexdigest(),
+            "sum": float(values.sum(dtype=np.float64)),
+        }
+    fixture.parent.mkdir(parents=True, exist_ok=True)
+    fixture.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+
+
 def main(argv=None) -> int:
-    """``export WORK`` or ``score WORK FIXTURE``."""
+    """``export WORK``, ``score WORK FIXTURE`` or ``pixels FIXTURE``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="step", required=True)
     sub.add_parser("export").add_argument("work", type=Path)
     scoring = sub.add_parser("score")
     scoring.add_argument("work", type=Path)
     scoring.add_argument("fixture", type=Path)
+    sub.add_parser("pixels").add_argument("fixture", type=Path)
     args = parser.parse_args(argv)
     if args.step == "export":
         export(args.work)
+    elif args.step == "pixels":
+        pixels(args.fixture.resolve())
     else:
         score(args.work.resolve(), args.fixture.resolve())
     return 0

@@ -3,7 +3,8 @@
 tests (``tests/conftest.py`` puts this folder on ``sys.path``), and the real 2B / 8B Qwen3-VL configurations for
 ``bench/gpu_check.sh``. Their weights are random: their runs test the pipeline and its speed, never a model. A
 script's module, not the library's: the installed package never builds a model. Each folder it writes says its
-weights are random (``mmrhub.run_records.RANDOM_WEIGHTS``), as do the records and tables of the runs made with it.
+weights are random (``mmrhub.records.random_weights.RANDOM_WEIGHTS``), as do the records and tables of the runs made
+with it.
 
 What each one is:
   - ``build_tiny_chinese_clip``: a 2-layer Chinese-CLIP (BERT text tower, ViT image tower), for ``--backend
@@ -28,8 +29,8 @@ import json
 import string
 from pathlib import Path
 
+from mmrhub.records.random_weights import mark_random_weights
 from mmrhub.retrieve.presets import QWEN3_VL_RERANKER
-from mmrhub.run_records import mark_random_weights
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
@@ -600,11 +601,11 @@ def build_preflmr(folder, size: str = "tiny", device=None, seed: int = 5, texts=
     from transformers import BertConfig
     from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
 
-    from mmrhub.retrieve.preflmr.checkpoint import INDEX
-    from mmrhub.retrieve.preflmr.checkpoint import candidates
-    from mmrhub.retrieve.preflmr.checkpoint import stored_prefixes
-    from mmrhub.retrieve.preflmr.config import read_config
-    from mmrhub.retrieve.preflmr.model import PreFLMRModel
+    from mmrhub.retrieve.late_interaction.preflmr.checkpoint import INDEX
+    from mmrhub.retrieve.late_interaction.preflmr.checkpoint import candidates
+    from mmrhub.retrieve.late_interaction.preflmr.checkpoint import stored_prefixes
+    from mmrhub.retrieve.late_interaction.preflmr.config import read_config
+    from mmrhub.retrieve.late_interaction.preflmr.model import PreFLMRModel
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

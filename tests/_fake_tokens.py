@@ -1,7 +1,7 @@
 """A small multi-vector model for the pipeline tests, standing in for PreFLMR behind the same interface: each word of
 a text (a query's instruction first) is a unit vector made from the word's hash, a query's image two tokens made from
 its mean colour; padding tokens are noise, never kept. Everything is computed in ``collate`` (the DataLoader workers);
-``encode`` moves it to the device. ``install()`` puts it behind ``--preset preflmr``."""
+``encode`` moves it to the device. ``install()`` puts it behind ``--preset preflmr``, in PreFLMR's own encoder class."""
 
 import zlib
 
@@ -52,34 +52,39 @@ class Collate:
         return {"ids": [row.id for row in rows], "vectors": torch.from_numpy(noise), "kept": torch.from_numpy(kept)}
 
 
-class FakeTokens:
-    """The model: ``collate(role)``, ``encode(batch, role)``, as PreFLMR's encoder."""
+def fake_encoder_class():
+    """PreFLMR's encoder with this model in place of the checkpoint: the identity, orientation, passages' dtype and
+    refusals stay PreFLMR's own."""
+    from mmrhub.retrieve.late_interaction.preflmr.encoder import PreFLMREncoder
 
-    def __init__(self, device, image_processor):
-        self.device = device
-        self.image_processor_name = image_processor
+    class FakeTokens(PreFLMREncoder):
+        def load(self, folder, image_processor) -> dict:
+            self.image_processor_name = image_processor
+            return {}
 
-    def collate(self, role: str):
-        return Collate(role)
+        def collate(self, role: str):
+            return Collate(role)
 
-    def encode(self, batch, role: str):
-        return batch["vectors"].to(self.device), batch["kept"].to(self.device)
+        def reads_images(self, role: str) -> bool:
+            return role == "queries"
 
+        def tokenizers(self) -> list:
+            return []
 
-def build_preflmr_encoder(model_id, image_processor=None, device="cpu", dtype=None, revision=None):
-    """What ``mmrhub.retrieve.preflmr.encoder.build_preflmr_encoder`` returns, for this model."""
-    return FakeTokens(device, image_processor)
+        def encode(self, batch, role: str):
+            return batch["vectors"].to(self.device), batch["kept"].to(self.device)
+
+    return FakeTokens
 
 
 def install(monkeypatch=None):
-    """Build this model wherever PreFLMR's would be built (the rest of the pipeline, ``multi_vector`` included,
-    stays as it is)."""
-    from mmrhub.retrieve.preflmr import encoder
+    """Build this model wherever PreFLMR's encoder would be built (the rest of the pipeline stays as it is)."""
+    from mmrhub.retrieve.late_interaction.preflmr import encoder
 
     if monkeypatch is None:
-        encoder.build_preflmr_encoder = build_preflmr_encoder
+        encoder.PreFLMREncoder = fake_encoder_class()
     else:
-        monkeypatch.setattr(encoder, "build_preflmr_encoder", build_preflmr_encoder)
+        monkeypatch.setattr(encoder, "PreFLMREncoder", fake_encoder_class())
 
 
 def brute_force(rows_q, rows_c) -> np.ndarray:

@@ -20,6 +20,18 @@ os.environ["HF_EVALUATE_OFFLINE"] = "1"
 sys.path.append(str(ROOT / "scripts"))
 
 
+# How remote archives are read (mmr_remote.configure, m2kr.load's keywords) is carried by the environment to every
+# process a test starts; each test starts without these settings, and what it set is dropped after it.
+REMOTE_SETTINGS = ("MMRHUB_MAX_REQUESTS", "MMRHUB_READ_TIMEOUT", "MMRHUB_CHECK_ETAGS")
+
+
+@pytest.fixture(autouse=True)
+def remote_settings_of_the_test_only(monkeypatch):
+    for variable in REMOTE_SETTINGS:
+        monkeypatch.setenv(variable, "")  # recorded, so the variable is removed again after the test
+        monkeypatch.delenv(variable)
+
+
 @pytest.fixture(scope="session")
 def exported(tmp_path_factory):
     """``exported(benchmark, format)`` -> the repo folder, exported from the bundled sample on first use."""
@@ -66,6 +78,36 @@ def hub_server(range_server, monkeypatch):
     monkeypatch.setenv("HF_ENDPOINT", range_server.url)
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "0")
+    import mmr_remote
+    from m2kr_archive import SplitZipFileSystem  # its instances hold Hub files of an earlier test's server
+
+    monkeypatch.setattr(mmr_remote, "_LOCATIONS", {})  # where this process was sent for each Hub file
+    monkeypatch.setattr(mmr_remote, "_HUB_FILES", {})
     HfFileSystem.clear_instance_cache()
+    SplitZipFileSystem.clear_instance_cache()
     yield range_server
     HfFileSystem.clear_instance_cache()
+    SplitZipFileSystem.clear_instance_cache()
+
+
+@pytest.fixture
+def writable_hub(monkeypatch):
+    """A writable Hub (``tests/_hub_server.py``: repos, commits, blobs, LFS, pull requests) that huggingface_hub's
+    own client talks to, online, uploading LFS files without Xet; ``HF_TOKEN`` set.
+
+    Make repos with ``writable_hub.create_repo("owner/name")`` (or let ``HfApi.create_repo`` make them).
+    """
+    from _hub_server import HubServer
+    from huggingface_hub import constants
+
+    with HubServer() as server:
+        monkeypatch.setattr(constants, "ENDPOINT", server.url)
+        monkeypatch.setattr(
+            constants, "HUGGINGFACE_CO_URL_TEMPLATE", server.url + "/{repo_id}/resolve/{revision}/{filename}"
+        )
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)
+        monkeypatch.setenv("HF_ENDPOINT", server.url)
+        monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+        monkeypatch.setenv("HF_TOKEN", "hf_test_token")
+        yield server

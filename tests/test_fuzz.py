@@ -418,10 +418,10 @@ JUNK = st.recursive(
 
 def sample_record() -> dict:
     from mmrhub.benchmarks import BENCHMARKS
+    from mmrhub.records.provenance import options_record
     from mmrhub.retrieve.options import DataOptions
     from mmrhub.retrieve.options import RetrieveOptions
     from mmrhub.retrieve.options import RunOptions
-    from mmrhub.retrieve.provenance import options_record
 
     options = RetrieveOptions(
         DataOptions(BENCHMARKS["mipr"], str(MIPR_SAMPLE)), "org/tiny", runtime=RunOptions(num_workers=0)

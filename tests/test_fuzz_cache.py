@@ -242,7 +242,9 @@ def change_image(paths: list, case) -> None:
 @pytest.fixture
 def corpus_copy(tmp_path, monkeypatch):
     """A copy of the MIPR sample's corpus, loaded, with its image paths and a pristine copy of their bytes; its
-    digests remembered, as a warm run finds them (files settle within 0.2 s here, not 2 s)."""
+    digests remembered, as a warm run finds them (files settle within 0.2 s here, not 2 s). The embeddings' key
+    (``data_loading``) imports torch: without it the test is skipped."""
+    pytest.importorskip("torch")
     from datasets import Image as ImageFeature
 
     from mmrhub import image_digests as digests_module

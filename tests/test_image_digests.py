@@ -19,7 +19,6 @@ import mmr_cache
 from mmrhub import image_digests as digests_module
 from mmrhub.benchmarks import MIPR
 from mmrhub.image_digests import image_digests
-from mmrhub.retrieve.data_loading import fingerprint
 from mmrhub.retrieve.embedding_cache import EmbeddingCache
 from mmrhub.retrieve.rerank.score_cache import ScoreCache
 
@@ -38,6 +37,14 @@ def image_path(dataset, row: int) -> str:
     from datasets import Image
 
     return dataset.cast_column("image", Image(decode=False))[row]["image"]["path"]
+
+
+def fingerprint(*args):
+    """The embeddings' key (``data_loading`` imports torch: without it, a test that keys vectors is skipped)."""
+    pytest.importorskip("torch")
+    from mmrhub.retrieve.data_loading import fingerprint
+
+    return fingerprint(*args)
 
 
 def corpus_key(dataset, cache_dir) -> str:

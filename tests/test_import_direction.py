@@ -1,7 +1,7 @@
-"""Imports point one way: cli -> commands -> benchmarks -> wings (scoring, export, report, retrieve) -> the
-declaration (``mmrhub/declaration.py``, the shapes every wing types against) -> builders and metric folders; and no
-file of the tests imports a test module. Read from the source with ``ast``, so a lazy import inside a function
-counts too."""
+"""Imports point one way: cli -> commands -> benchmarks -> wings (scoring, export, report, retrieve, mteb,
+leaderboard) -> the declaration (``mmrhub/declaration.py``, the shapes every wing types against) -> builders and
+metric folders; a wing reaches a builder only through the declaration it is given; and no file of the tests imports
+a test module. Read from the source with ``ast``, so a lazy import inside a function counts too."""
 
 import ast
 from pathlib import Path
@@ -11,7 +11,13 @@ from _paths import ROOT
 
 PACKAGE = ROOT / "mmrhub"
 TESTS = ROOT / "tests"
-WINGS = ("scoring", "export", "report", "retrieve", "mteb")
+WINGS = ("scoring", "export", "report", "retrieve", "mteb", "leaderboard")
+# The builders and the modules that are theirs alone: a wing reaches a builder through the declaration it is given
+# (``Benchmark.builder``), never by name; the low modules they share with mmrhub (mmr_inputs, mmr_cache, mmr_remote)
+# are not in this list.
+BUILDER_MODULES = ("mipr", "m2kr", "mipr_format", "m2kr_format", "m2kr_archive", "mmr_builder")
+# The mteb wing's door offers each registered benchmark's task class by its task's name: it alone reads the registry.
+REGISTRY_READERS = {"mteb/__init__.py": ["mmrhub.benchmarks", "mmrhub.benchmarks.BENCHMARKS"]}
 
 
 def imported_modules(path: Path) -> set:
@@ -45,11 +51,38 @@ def test_only_the_cli_imports_the_commands():
 
 @pytest.mark.parametrize("wing", WINGS)
 def test_wings_import_neither_commands_nor_benchmarks(wing):
+    """Only the mteb wing's door reads the benchmarks' registry (and no benchmark module by name)."""
+    offenders = {}
+    for path in modules_under(wing):
+        relative = str(path.relative_to(PACKAGE))
+        benchmarks = reaches(path, "mmrhub.benchmarks")
+        if benchmarks == REGISTRY_READERS.get(relative):
+            benchmarks = []
+        offenders[relative] = reaches(path, "mmrhub.commands") + benchmarks
+    assert {path: names for path, names in offenders.items() if names} == {}
+
+
+@pytest.mark.parametrize("wing", WINGS)
+def test_wings_import_no_builder_module(wing):
+    """The MTEB task's name and citation, like the card's, come through ``Benchmark.builder``: no wing imports a
+    builder or its format modules by name."""
     offenders = {
-        str(path.relative_to(PACKAGE)): reaches(path, "mmrhub.commands") + reaches(path, "mmrhub.benchmarks")
+        str(path.relative_to(PACKAGE)): sorted(
+            name for name in imported_modules(path) if name.split(".")[0] in BUILDER_MODULES
+        )
         for path in modules_under(wing)
     }
     assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def test_the_leaderboard_space_s_app_is_an_entry_point_of_its_own():
+    """``leaderboard_app.py`` (a board's app.py) stands where cli.py stands: it names the benchmarks and builds the
+    page from the wing, and nothing imports it."""
+    app = PACKAGE / "leaderboard_app.py"
+    assert {name.split(".")[1] for name in reaches(app, "mmrhub")} == {"benchmarks", "leaderboard"}
+    assert [
+        str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py") if reaches(path, "mmrhub.leaderboard_app")
+    ] == []
 
 
 def test_benchmarks_import_no_command():
@@ -106,6 +139,16 @@ def test_builders_and_metric_folders_never_import_mmrhub():
     assert {str(path.relative_to(root)): reaches(path, "mmrhub") for path in sources if reaches(path, "mmrhub")} == {}
 
 
+def test_comparisons_import_nothing_of_what_prints_them():
+    """``scoring/output/`` shows comparisons (``compare/``): compare imports nothing of output, so the two are not
+    tied both ways."""
+    assert {
+        str(path.relative_to(PACKAGE)): reaches(path, "mmrhub.scoring.output")
+        for path in modules_under("scoring/compare")
+        if reaches(path, "mmrhub.scoring.output")
+    } == {}
+
+
 def test_the_library_builds_no_model():
     """The tiny random checkpoints are built by scripts/tiny_models.py, for the tests and the scripts: no module of
     the package imports it."""
@@ -121,6 +164,39 @@ def test_the_reranker_shares_the_embedders_inputs_not_its_module():
         for path in modules_under("retrieve/rerank")
         if reaches(path, "mmrhub.retrieve.encoders")
     } == {}
+
+
+def test_the_records_import_no_wing_benchmark_or_command():
+    """``records/`` (a run's record: provenance, the record file, differences, random weights) sits below the wings
+    that write and read records: it imports none of them, no benchmark and no command."""
+    above = [f"mmrhub.{part}" for part in (*WINGS, "benchmarks", "commands")]
+    offenders = {
+        str(path.relative_to(PACKAGE)): [name for package in above for name in reaches(path, package)]
+        for path in modules_under("records")
+    }
+    assert set(offenders) >= {"records/meta.py", "records/provenance.py", "records/differences.py"}
+    assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def test_late_interaction_imports_nothing_of_the_single_vector_search():
+    """``retrieve/late_interaction/`` (MaxSim, token vectors, PreFLMR) stands beside the single-vector encoders and
+    their search, never on them: the pipeline chooses one of the two (``pipeline.search_for``)."""
+    single = ("mmrhub.retrieve.encoders", "mmrhub.retrieve.single_vector")
+    offenders = {
+        str(path.relative_to(PACKAGE)): [name for package in single for name in reaches(path, package)]
+        for path in modules_under("retrieve/late_interaction")
+    }
+    assert len(offenders) >= 10  # maxsim, tokens, search and PreFLMR's six
+    assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def test_the_preflmr_modules_import_no_circle():
+    """No two modules of PreFLMR import each other (a lazy import inside a function counts)."""
+    folder = "retrieve/late_interaction/preflmr"
+    names = {path: f"mmrhub.{folder.replace('/', '.')}.{path.stem}" for path in modules_under(folder)}
+    imports = {names[path]: imported_modules(path) for path in names}
+    circles = sorted((a, b) for a in imports for b in imports if a < b and b in imports[a] and a in imports[b])
+    assert circles == []
 
 
 def environment_reads(path: Path) -> list:
@@ -158,6 +234,16 @@ def test_the_direction_test_sees_a_violation(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("def f():\n    from mmrhub.commands.arguments import scoring_request\n", encoding="utf-8")
     assert reaches(bad, "mmrhub.commands") == ["mmrhub.commands.arguments", "mmrhub.commands.arguments.scoring_request"]
+
+
+def test_the_builder_check_sees_a_lazy_import(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f():\n    import mipr\n    from m2kr import _CITATION\n", encoding="utf-8")
+    assert sorted(name for name in imported_modules(bad) if name.split(".")[0] in BUILDER_MODULES) == [
+        "m2kr",
+        "m2kr._CITATION",
+        "mipr",
+    ]
 
 
 def imported_test_modules(path: Path) -> list:

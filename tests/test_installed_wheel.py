@@ -66,6 +66,8 @@ def test_every_command_with_and_without_data_dir(tmp_path):
     assert "| simulated_top5 |" in installed("mmrhub", "evaluate", "m2kr", m2kr_run, cwd=tmp_path).stdout
     installed("mmrhub", "export", "mipr", "exported", cwd=tmp_path)
     assert (tmp_path / "exported" / "qrels").is_dir() and (tmp_path / "exported" / "README.md").is_file()
+    card = (tmp_path / "exported" / "README.md").read_text(encoding="utf-8")  # the template, package data
+    assert "## Dataset Creation" in card and "Released under the Apache License 2.0." in card
     assert "dry run" in installed("mmrhub", "push", "exported", "org/mipr", "--dry-run", cwd=tmp_path).stdout
 
 
@@ -81,3 +83,23 @@ def test_evaluate_loads_the_installed_metric(tmp_path):
         "print(metric.compute(predictions=[['a', 'b']], references=[['b']])['Recall@1'])"
     )
     assert installed("python", "-c", code, cwd=tmp_path).stdout.split()[-1] == "0.0"
+
+
+def test_a_board_built_by_the_wheel_runs_the_installed_code_it_copied(tmp_path):
+    run = site_file("data/mipr/baseline/simulated_embedding_top50.json", tmp_path)
+    installed("mmrhub", "leaderboard", "mipr", str(run), "-o", "board", cwd=tmp_path)
+    board = tmp_path / "board"
+    for module in ("scoring/score.py", "metrics/mipr/mipr_measures.py", "leaderboard/page.py"):
+        assert (board / "mmrhub" / module).read_bytes() == site_file(module, tmp_path).read_bytes(), module
+    # the board's own copy is what its folder imports first, as a Space's app.py does
+    code = (
+        "import mmrhub; from mmrhub.benchmarks import BENCHMARKS; from mmrhub.leaderboard.live import LiveBoard; "
+        "live = LiveBoard(BENCHMARKS['mipr'], '.'); print(mmrhub.__file__); "
+        "print(live.standings.entries[0].result['nDCG@10'])"
+    )
+    origin, value = installed("python", "-c", code, cwd=board).stdout.split()
+    assert origin == str(board / "mmrhub" / "__init__.py")
+    ours = tmp_path / "ours"
+    assert main(["leaderboard", "mipr", str(run), "-o", str(ours)]) == 0
+    [result] = (ours / "results").glob("*.json")
+    assert float(value) == json.loads(result.read_text())["table"]["nDCG@10"]

@@ -11,6 +11,7 @@ import pytest
 from PIL import Image
 
 import mmr_cache
+from mmr_cache import move_into_place
 from mmrhub.cli import main
 from mmrhub.report.thumbnail_cache import ThumbnailCache
 from mmrhub.retrieve.embedding_cache import EmbeddingCache
@@ -107,6 +108,49 @@ def test_a_folder_swap_keeps_the_old_folder_until_the_new_one_is_complete(tmp_pa
     with write_folder(target, replace=True) as work:
         (work / "two").write_text("2")
     assert os.listdir(target) == ["two"] and sorted(os.listdir(tmp_path)) == ["t"]
+
+
+def test_one_mover_puts_files_and_folders_in_place(tmp_path):
+    """``mmr_cache.move_into_place``: a file replaces its target; a folder replaces one only when asked, after
+    ``before_replace``, and leaves nothing aside."""
+    (tmp_path / "new.txt").write_text("new")
+    (tmp_path / "file.txt").write_text("old")
+    mmr_cache.move_into_place(tmp_path / "new.txt", tmp_path / "file.txt")
+    assert (tmp_path / "file.txt").read_text() == "new" and not (tmp_path / "new.txt").exists()
+    target, work = tmp_path / "folder", tmp_path / "work"
+    for folder, name in ((target, "old"), (work, "new")):
+        folder.mkdir()
+        (folder / name).write_text(name)
+    with pytest.raises(OSError):  # never merged without replace
+        mmr_cache.move_into_place(work, target)
+
+    def refuse():
+        raise ValueError("refused")
+
+    with pytest.raises(ValueError, match="refused"):  # before_replace may refuse: nothing moved
+        mmr_cache.move_into_place(work, target, replace=True, before_replace=refuse)
+    assert os.listdir(target) == ["old"] and os.listdir(work) == ["new"]
+    mmr_cache.move_into_place(work, target, replace=True)
+    assert os.listdir(target) == ["new"] and sorted(os.listdir(tmp_path)) == ["file.txt", "folder"]
+
+
+def test_the_m2kr_archive_directory_cache_is_moved_in_by_the_one_mover(tmp_path, monkeypatch):
+    """The zip directory's cache entry replaces one that fails its check, through ``move_into_place``, and leaves
+    nothing beside it."""
+    import m2kr_archive
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    moves = []
+    monkeypatch.setattr(m2kr_archive, "move_into_place", lambda *a, **k: moves.append(a) or move_into_place(*a, **k))
+    key = mmr_cache.key_of("directory")
+    m2kr_archive._store_directory(key, 7, b"old directory")
+    folder = m2kr_archive.directory_folder(key)
+    assert m2kr_archive._cached_directory(key) == (7, b"old directory")
+    (folder / m2kr_archive._DIRECTORY_FILE).write_bytes(b"bad directory")  # same size: fails the entry's check
+    assert m2kr_archive._cached_directory(key) is None
+    m2kr_archive._store_directory(key, 9, b"new directory")
+    assert m2kr_archive._cached_directory(key) == (9, b"new directory")
+    assert [path.name for path in folder.parent.iterdir()] == [key] and len(moves) == 2
 
 
 def test_asides_of_dead_writers_are_cleared_and_nothing_else(tmp_path):

@@ -21,6 +21,7 @@ import mmr_inputs
 from mmr_inputs import InputError
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.cli import main
+from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.runs.reading import read_run
 from mmrhub.scoring.runs.run import FORMATS
 from mmrhub.scoring.runs.run import RunError
@@ -197,7 +198,9 @@ def test_a_kaggle_csv_scored_against_mipr_says_it_is_m2kr_s_format(tmp_path):
     rows = [[entry["qid"], json.dumps([item["did"] for item in entry["ranked"][:5]])] for entry in entries]
     with path.open("w", newline="", encoding="utf-8") as handle:
         csv.writer(handle).writerows([["question_id", "passage_id"], *rows])
-    mipr_run, _ = read_valid_run(BENCHMARKS["mipr"].read_truth(MIPR_DIR), path, title="MIPR")
+    mipr_run, _ = read_valid_run(
+        ScoringRequest(BENCHMARKS["mipr"], str(MIPR_DIR)), BENCHMARKS["mipr"].read_truth(MIPR_DIR), path
+    )
     assert mipr_run.notes == [
         f"{path} is a Kaggle CSV, M2KR's submission format: it is scored against MIPR as its lists of ids, "
         "without scores."

@@ -1,9 +1,12 @@
 """The loopback server the remote-reading tests count requests and bytes with (tests/_range_server.py)."""
 
+import http.client
 import io
 import urllib.error
+import urllib.parse
 import urllib.request
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from _range_server import member_spans
@@ -79,3 +82,79 @@ def test_split_zip_has_zip64_end_records(tmp_path):
     spans = member_spans(MEMBERS)
     start, end = spans["Web_Image/003.png"]
     assert joined[start : start + 4] == b"PK\x03\x04" and end - start == 30 + 17 + 20 + 503
+
+
+def raw(url, method="GET", headers=None, timeout=10):
+    """(status, headers, body) of one request, redirects not followed."""
+    parts = urllib.parse.urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+    try:
+        connection.request(method, parts.path, headers=headers or {})
+        response = connection.getresponse()
+        return response.status, dict(response.headers), response.read()
+    finally:
+        connection.close()
+
+
+def test_requests_in_flight_come_from_the_log_of_starts_and_ends(range_server):
+    (range_server.root / "f.bin").write_bytes(bytes(range(256)) * 64)
+    url = range_server.file_url("f.bin")
+    range_server.delay = 0.05
+    for start in range(0, 3000, 1000):  # one after another
+        fetch(url, headers={"Range": f"bytes={start}-{start + 99}"})
+    assert range_server.max_in_flight("f.bin") == 1
+    range_server.reset()
+    range_server.hold_until(6, "f.bin")
+    with ThreadPoolExecutor(6) as pool:  # six at once
+        bodies = list(pool.map(lambda s: fetch(url, headers={"Range": f"bytes={s}-{s + 9}"})[2], range(0, 60, 10)))
+    assert bodies == [bytes(range(s, s + 10)) for s in range(0, 60, 10)]
+    assert range_server.max_in_flight("f.bin") == 6
+    assert all(r.end > r.start for r in range_server.requests)
+    assert range_server.mean_in_flight("f.bin") > 1
+
+
+def test_faults_on_demand(range_server):
+    (range_server.root / "f.bin").write_bytes(bytes(range(256)) * 64)
+    url = range_server.file_url("f.bin")
+    range_server.range_end_ignored = True
+    status, headers, body = raw(url, headers={"Range": "bytes=100-199"})
+    assert (status, headers["Content-Range"], len(body)) == (206, "bytes 100-16383/16384", 16284)
+    range_server.range_end_ignored = False
+    range_server.cut_after = 30
+    with pytest.raises(http.client.IncompleteRead):
+        raw(url, headers={"Range": "bytes=100-199"})
+    range_server.cut_after = None
+    range_server.stall_after = 10
+    with pytest.raises(TimeoutError):
+        raw(url, headers={"Range": "bytes=100-199"}, timeout=0.3)
+    range_server.stall_after = None
+    range_server.redirect_loop = True
+    status, headers, _ = raw(url, headers={"Range": "bytes=0-9"})
+    assert (status, headers["Location"]) == (302, "/files/f.bin")
+    assert raw(url)[0] == 200  # the loop is for range requests only
+    range_server.redirect_loop = False
+    range_server.etag_mode = "per-answer"
+    assert len({raw(url, "HEAD")[1]["ETag"] for _ in range(3)}) == 3
+    range_server.etag_mode = "weak-ranges"
+    tag = raw(url, "HEAD")[1]["ETag"]
+    assert raw(url, headers={"Range": "bytes=0-9"})[1]["ETag"] == "W/" + tag
+
+
+def test_the_hub_redirects_to_cdn_urls_that_expire(hub_server, tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    split_zip(repo, MEMBERS)
+    sha = hub_server.add_repo("Jingbiao/M2KR-Challenge", repo)
+    resolve = f"{hub_server.url}/datasets/Jingbiao/M2KR-Challenge/resolve/{sha}/Web_Image.zip.002"
+    status, headers, _ = raw(resolve, "HEAD")
+    size = (repo / "Web_Image.zip.002").stat().st_size
+    assert (status, headers["X-Repo-Commit"], headers["X-Linked-Size"]) == (302, sha, str(size))
+    location = headers["Location"]
+    assert location.startswith(hub_server.cdn_url + "/cdn/") and hub_server.cdn_url != hub_server.url
+    status, headers, body = raw(location, headers={"Range": "bytes=7-11"})
+    assert (status, body) == (206, (repo / "Web_Image.zip.002").read_bytes()[7:12])
+    hub_server.expire_cdn()
+    assert raw(location, headers={"Range": "bytes=7-11"})[0] == 403
+    fresh = raw(resolve, "HEAD")[1]["Location"]
+    assert fresh != location and raw(fresh, headers={"Range": "bytes=7-11"})[0] == 206
+    assert [r.host for r in hub_server.requests] == ["hub", "cdn", "cdn", "hub", "cdn"]

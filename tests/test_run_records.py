@@ -8,11 +8,11 @@ from _paths import MIPR_EMBEDDING
 from _paths import MIPR_RERANKED
 
 from mmrhub.cli import main
-from mmrhub.run_records import RANDOM_WEIGHTS
-from mmrhub.run_records import has_random_weights
-from mmrhub.run_records import made_with_random_weights
-from mmrhub.run_records import mark_random_weights
-from mmrhub.run_records import meta_path
+from mmrhub.records.meta import made_with_random_weights
+from mmrhub.records.meta import meta_path
+from mmrhub.records.random_weights import RANDOM_WEIGHTS
+from mmrhub.records.random_weights import has_random_weights
+from mmrhub.records.random_weights import mark_random_weights
 
 CAPTION = (
     "of a checkpoint with random weights (its folder holds random-weights.json, as the tiny models of "

@@ -99,8 +99,7 @@ def test_json_onto_a_fifo_is_refused_naming_it_and_the_fifo_stays(capsys, tmp_pa
     os.mkfifo(fifo)
     assert main(["evaluate", "mipr", str(EMBEDDING), "--json", str(fifo)]) == 1
     assert capsys.readouterr().err == (
-        f"mmrhub evaluate: error: --json {fifo}: is a named pipe (FIFO), not a file this command may replace; "
-        "write to a file.\n"
+        f"mmrhub evaluate: error: --json {fifo}: is a FIFO, not a file this command may replace; write to a file.\n"
     )
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
@@ -122,7 +121,7 @@ def test_a_device_is_refused_naming_it(capsys, tmp_path):
 def test_the_writer_itself_never_replaces_a_fifo(tmp_path):
     fifo = tmp_path / "entry.npy"
     os.mkfifo(fifo)
-    with pytest.raises(ValueError, match="it is a named pipe \\(FIFO\\), not a file that may be replaced"):
+    with pytest.raises(ValueError, match="it is a FIFO, not a file that may be replaced"):
         writing.write_bytes(fifo, b"x")
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 

@@ -1,5 +1,5 @@
 """M2KR, everything in one place: the declaration, how its judgments are read for scoring, its oracle, its MTEB
-tables, its dataset card's prose and how a report shows it."""
+tables and task facts, its dataset card's prose and how a report shows it."""
 
 import sys
 from pathlib import Path
@@ -16,6 +16,7 @@ from mmrhub.declaration import Benchmark
 from mmrhub.declaration import Breakdown
 from mmrhub.declaration import BundledRun
 from mmrhub.declaration import Grade
+from mmrhub.declaration import MtebFacts
 from mmrhub.declaration import Option
 from mmrhub.declaration import PublishedBaseline
 from mmrhub.declaration import Side
@@ -71,9 +72,7 @@ def read_truth(data_dir) -> Truth:
     tasks = questions["task"].take(pc.index_in(query_ids, value_set=questions["question_id"])).to_pylist()
     judgments = m2kr_measures.Positives(answers["pos_item_ids"], query_ids=query_ids.to_pylist())
     unjudged = pc.filter(questions["question_id"], pc.invert(pc.is_in(questions["question_id"], value_set=query_ids)))
-    notes = coverage_notes(
-        folder / "challenge_data", len(unjudged), pc.list_value_length(answers["pos_item_ids"]), query_ids
-    )
+    notes = coverage_notes(folder / "challenge_data", len(unjudged), pc.list_value_length(answers["pos_item_ids"]))
     return Truth(query_ids, passages["passage_id"], judgments, lambda: tasks, unjudged, notes, kaggle_csv=True)
 
 
@@ -85,7 +84,7 @@ def _parquet_files(folder: Path, config: str) -> list:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# The Candidate-pool Oracle, the MTEB tables, the card's prose and the report's view
+# The Candidate-pool Oracle, the MTEB tables, the card's prose, the report's view and the MTEB task's facts
 
 
 def oracle(positives, rankings) -> list:
@@ -187,6 +186,23 @@ VIEW = View(
     read_grades=_grades,
 )
 
+MTEB = MtebFacts(
+    description=(
+        "M2KR WWW 2025 challenge (Task 2 of Track 1, EReL@MIR): for each image or image+question query, "
+        "retrieve its passages from a shared pool of Wikipedia-like passages with web screenshots."
+    ),
+    reference="https://arxiv.org/abs/2402.08327",
+    eval_langs=("eng-Latn",),
+    main_score="recall_at_5",
+    domains=("Encyclopaedic", "Web"),
+    annotations_creators="derived",
+    same_as={"recall_at_1": "Recall@1", "recall_at_3": "Recall@3", "recall_at_5": "Recall@5"},
+    differences=(
+        "MTEB's hit_rate_at_k is the Hit@k variant (any positive in the top k), not Recall@k; Recall-mean, the "
+        "track score, has no MTEB score; mteb 2 appends each query's instruction after the question, the reverse of "
+        "PreFLMR's order."
+    ),
+)
 
 # ---------------------------------------------------------------------------------------------------------------
 # The declaration
@@ -228,6 +244,7 @@ M2KR = Benchmark(
     qrels_tables=qrels_tables,
     bundled_runs=(BundledRun("", "", "baseline/simulated_top5.json"),),
     report=VIEW,
+    mteb=MTEB,
     images_dir_option=True,
     oracle_help="each pool with its positive passages first",
     runs_help="the bundled sample's simulated run (the M2KR release ships no run)",
@@ -240,8 +257,10 @@ M2KR = Benchmark(
         differences=(
             "Search: ours scores every passage exactly (MaxSim); the authors search an approximate PLAID index "
             "(LinWeizheDragon/FLMR examples/example_use_preflmr.py:78-89, nbits=8 at :361).",
-            "Measure: the card's Recall@k, over the full positive set (ours too); the authors' example counts a hit "
-            "of any positive (example_use_preflmr.py:158-172): `mmrhub evaluate m2kr RUN --variants hit` gives it.",
+            "Measure: the card's Recall@k (ours too) gives each query the share of its positives found in the top "
+            "k, averaged over the queries; `--variants strict` scores all-or-nothing (1 only when every positive is "
+            "in the top k); the authors' example counts a hit of any positive (example_use_preflmr.py:158-172): "
+            "`mmrhub evaluate m2kr RUN --variants hit` gives it.",
             "The card prints one decimal; ours two.",
         ),
     ),

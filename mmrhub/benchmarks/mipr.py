@@ -1,5 +1,5 @@
 """MIPR, everything in one place: the declaration, how its judgments are read for scoring, its oracle, its MTEB
-tables, its dataset card's prose and how a report shows it."""
+tables and task facts, its dataset card's prose and how a report shows it."""
 
 import os
 import sys
@@ -19,6 +19,7 @@ from mmrhub.declaration import Benchmark
 from mmrhub.declaration import Breakdown
 from mmrhub.declaration import BundledRun
 from mmrhub.declaration import Grade
+from mmrhub.declaration import MtebFacts
 from mmrhub.declaration import Option
 from mmrhub.declaration import Side
 from mmrhub.declaration import View
@@ -103,9 +104,7 @@ def read_truth(data_dir) -> Truth:
         judged["item_ids"], judged["grades"], judged["categories"], query_ids=query_ids.to_pylist()
     )
     unjudged = pc.filter(queries["idx"], pc.invert(pc.is_in(queries["idx"], value_set=query_ids)))
-    notes = coverage_notes(
-        folder / SOURCE_FILES["queries"], len(unjudged), pc.list_value_length(judged["item_ids"]), query_ids
-    )
+    notes = coverage_notes(folder / SOURCE_FILES["queries"], len(unjudged), pc.list_value_length(judged["item_ids"]))
     return Truth(query_ids, corpus["item_id"], judgments, partial(main_categories, judgments), unjudged, notes)
 
 
@@ -122,7 +121,7 @@ def main_categories(qrels) -> list:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# The Candidate-pool Oracle, the MTEB tables, the card's prose and the report's view
+# The Candidate-pool Oracle, the MTEB tables, the card's prose, the report's view and the MTEB task's facts
 
 
 def oracle(qrels, rankings, order: str = "baseline", category: str = "path", covered_by: str = "L1") -> list:
@@ -249,6 +248,24 @@ VIEW = View(
     read_grades=_grades,
 )
 
+MTEB = MtebFacts(
+    description=(
+        "MIPR: reasoning-intensive multimodal intent-to-product retrieval in Chinese e-commerce. A query is a "
+        "situational image and a free-form question; the corpus holds Taobao products (image and title); the "
+        "graded judgments (L1, L2, N1, N2, N3) score L1=2, L2=1, others 0."
+    ),
+    eval_langs=("zho-Hans",),
+    main_score="ndcg_at_10",
+    domains=("E-commerce",),
+    annotations_creators="LM-generated",
+    same_as={"ndcg_at_10": "nDCG@10"},
+    differences=(
+        "MTEB's recall_at_k and hit_rate_at_k count L2 products as relevant (a hit rate over L2, not Hit-L1); on the "
+        "export's qrels-l1 config they are R-L1@k and Hit-L1@k, but MTEB leaves out the queries without an L1 "
+        "judgment, which MIPR keeps (scoring 0); SC-R-L1 has no MTEB score (it needs the products' categories)."
+    ),
+)
+
 # ---------------------------------------------------------------------------------------------------------------
 # The declaration
 
@@ -307,6 +324,7 @@ MIPR = Benchmark(
         ),
     ),
     report=VIEW,
+    mteb=MTEB,
     published_table=tuple(
         dict(zip(("nDCG@10", "R-L1@10", "Hit-L1@1", "Hit-L1@10", "SC-R-L1@10", "SC-R-L1@10*"), values))
         for values in (

@@ -9,11 +9,16 @@ from dataclasses import replace
 
 from mmr_inputs import refuse_link_loop
 from mmrhub.benchmarks import BENCHMARKS
+from mmrhub.commands.converters import choice_of
+from mmrhub.commands.converters import comma_list
+from mmrhub.commands.converters import non_negative_int
+from mmrhub.commands.converters import pixels
+from mmrhub.commands.converters import positive_int
+from mmrhub.commands.converters import query_id_list
+from mmrhub.commands.converters import requests
+from mmrhub.commands.converters import seconds
+from mmrhub.commands.converters import whole_number
 from mmrhub.declaration import Benchmark
-from mmrhub.metrics.mipr.shared import MAX_CUTOFF
-from mmrhub.metrics.mipr.shared import one_of
-from mmrhub.metrics.mipr.shared import real_number
-from mmrhub.metrics.mipr.shared import whole_number
 from mmrhub.retrieve.options import DTYPES
 from mmrhub.retrieve.options import DataOptions
 from mmrhub.retrieve.options import ModelSettings
@@ -28,11 +33,13 @@ from mmrhub.scoring.runs.trec import ORDERS
 from mmrhub.scoring.runs.validation import MISSING_QUERIES
 
 
-def add_scoring_arguments(parser, benchmark: Benchmark, oracle: bool = True) -> None:
+def add_scoring_arguments(parser, benchmark: Benchmark, oracle: bool = True, json: bool = True) -> None:
     """What every scoring command takes: the data, the cutoffs, the benchmark's options, --json. ``oracle=False``
-    for a command that scores no oracle (compare): the oracle's own options are then not offered."""
+    for a command that scores no oracle (compare): the oracle's own options are then not offered; ``json=False``
+    for one that writes its values elsewhere (leaderboard)."""
     add_data_dir_argument(parser)
     k = ",".join(map(str, benchmark.measures.DEFAULT_K))
+    cutoff = whole_number(1, benchmark.max_cutoff)  # as the metric module takes k
     parser.add_argument("--k", type=comma_list(cutoff), metavar="K[,K...]", help=f"cutoffs (default: {k})")
     for option in benchmark.options:
         if option.oracle and not oracle:
@@ -71,7 +78,8 @@ def add_scoring_arguments(parser, benchmark: Benchmark, oracle: bool = True) -> 
         help="a judged query a run does not list: 'refuse' the run (default), or 'zero': score it 0 on every measure "
         "and keep it in the means, as trec_eval -c does (the table says how many)",
     )
-    parser.add_argument("--json", metavar="OUT", help="also write every value (in [0, 1], aggregate and per query)")
+    if json:
+        parser.add_argument("--json", metavar="OUT", help="also write every value (in [0, 1], aggregate and per query)")
     parser.set_defaults(benchmark=benchmark)
 
 
@@ -125,6 +133,32 @@ def add_build_arguments(parser, images_dir: bool = True) -> None:
     if images_dir:
         parser.add_argument("--images-dir", help=IMAGES_DIR_HELP)
         add_download_archives_argument(parser)
+        add_remote_arguments(parser)
+
+
+def add_remote_arguments(parser) -> None:
+    """How remote archives are read: requests in flight, how long one may wait, whether ETags are checked."""
+    parser.add_argument(
+        "--max-requests",
+        type=requests,
+        metavar="N",
+        help="M2KR: range requests open at once when reading remote archives (default: enough to keep a 1 Gbit/s "
+        "link busy with 200 ms per request, 4 to 64)",
+    )
+    parser.add_argument(
+        "--read-timeout",
+        type=seconds,
+        metavar="SECONDS",
+        help="M2KR: how long a remote request may wait for its next byte before it stops (default 60)",
+    )
+    parser.add_argument(
+        "--no-etag-check",
+        dest="check_etags",
+        action="store_false",
+        default=None,
+        help="M2KR: accept answers whose ETag differs from the file's (a server whose ETags change from one answer "
+        "to the next); each part's size and each member's CRC-32 are still checked",
+    )
 
 
 def add_download_archives_argument(parser) -> None:
@@ -161,49 +195,6 @@ def add_benchmark_argument(parser, benchmarks: dict = BENCHMARKS, **options) -> 
     parser.add_argument("benchmark", type=benchmark_named(benchmarks), metavar=metavar, **options)
 
 
-def checked(convert, *bounds):
-    """An argparse type from one of the metric folders' converters (``mmrhub.metrics``' ``shared``), so that the
-    commands and the metric modules check a value alike; the error names the option and the range."""
-
-    def parse(text: str):
-        try:
-            return convert(text, *bounds)
-        except ValueError as err:
-            raise argparse.ArgumentTypeError(str(err)) from None
-
-    parse.__name__ = convert.__name__
-    return parse
-
-
-def int_at_least(minimum: int, maximum: int = 10**6):
-    """A converter accepting a whole number from ``minimum`` to ``maximum``."""
-    return checked(whole_number, minimum, maximum)
-
-
-positive_int = int_at_least(1)  # sizes and counts
-non_negative_int = int_at_least(0, 1024)  # counts that may be none (DataLoader workers)
-cutoff = int_at_least(1, MAX_CUTOFF)  # --k, as the metric modules' k
-pixels = int_at_least(1, 10**9)  # an image's pixel bounds
-permutations = int_at_least(1, 10**6)  # compare's sign flips: 100 times the default, minutes on the full data
-seed = int_at_least(0, 2**32 - 1)
-weight = checked(real_number, 0.0, 1.0)
-
-
-def query_id_list(text: str) -> list:
-    """Query ids: comma-separated, or ``@FILE``, a file of one id a line (blank lines skipped)."""
-    if not text.startswith("@"):
-        return comma_list(str)(text)
-    path = text[1:]
-    try:
-        with open(path, encoding="utf-8") as handle:
-            ids = [line.strip() for line in handle if line.strip()]
-    except (OSError, UnicodeDecodeError) as err:
-        raise argparse.ArgumentTypeError(f"cannot read the query ids in {path}: {err}") from None
-    if not ids:
-        raise argparse.ArgumentTypeError(f"{path} lists no query id (one a line expected)")
-    return ids
-
-
 def add_query_ids_argument(parser, what: str) -> None:
     """``--query-ids``, as ``report`` and ``retrieve`` take it; ``what``: what the command does with them."""
     parser.add_argument(
@@ -212,23 +203,6 @@ def add_query_ids_argument(parser, what: str) -> None:
         metavar="ID[,ID...]|@FILE",
         help=f"{what}, in this order: comma-separated, or @FILE with one id a line",
     )
-
-
-def choice_of(choices):
-    """A converter accepting only one of ``choices``."""
-    return checked(one_of, choices)
-
-
-def comma_list(convert):
-    """A comma-separated list, each element converted: one argument, so a list option never eats a run file."""
-
-    def parse(text: str) -> list:
-        parts = text.split(",")
-        if not all(part.strip() for part in parts):
-            raise argparse.ArgumentTypeError(f"expected a comma-separated list without empty elements, got {text!r}")
-        return [convert(part.strip()) for part in parts]
-
-    return parse
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -248,6 +222,7 @@ def add_data_arguments(parser) -> None:
     parser.add_argument("--split", help="split to load (default: the benchmark's own, test / train)")
     parser.add_argument("--images-dir", help=IMAGES_DIR_HELP)
     add_download_archives_argument(parser)
+    add_remote_arguments(parser)
 
 
 def add_query_subset_arguments(parser) -> None:
@@ -270,7 +245,12 @@ def add_output_argument(parser) -> None:
 
 def add_dtype_argument(group) -> None:
     """The model's dtype."""
-    group.add_argument("--dtype", choices=DTYPES, default="auto", help="auto: bfloat16 on CUDA, float32 on CPU")
+    group.add_argument(
+        "--dtype",
+        choices=DTYPES,
+        default="auto",
+        help="auto: the preset's (PreFLMR: float32, as its authors load it), else bfloat16 on CUDA, float32 on CPU",
+    )
 
 
 def add_device_arguments(group) -> None:
@@ -326,6 +306,12 @@ def add_pool_arguments(group) -> None:
         default=64,
         help="queries per cached chunk of scores: an interrupted rerank resumes at the last chunk written; a "
         "DataLoader worker prepares whole chunks, each image once (default 64)",
+    )
+    group.add_argument(
+        "--no-shared-prefix",
+        action="store_true",
+        help="run every (query, candidate) pair whole, as one sequence; by default a Qwen3-VL reranker runs each "
+        "query's image and prompt once for all its candidates, with the same scores and about half the work",
     )
 
 

@@ -18,9 +18,9 @@ from mmrhub.commands.arguments import add_pool_arguments
 from mmrhub.commands.arguments import add_preset_arguments
 from mmrhub.commands.arguments import data_options
 from mmrhub.commands.arguments import model_settings
-from mmrhub.commands.arguments import positive_int
 from mmrhub.commands.arguments import run_options
-from mmrhub.retrieve.options import BACKENDS
+from mmrhub.commands.converters import positive_int
+from mmrhub.retrieve.options import BACKEND_CHOICES
 from mmrhub.retrieve.options import DEFAULT_MODELS
 from mmrhub.retrieve.options import DEFAULT_RERANKER
 from mmrhub.retrieve.options import OutputOptions
@@ -68,7 +68,7 @@ def register(subparsers):
     embedding.add_argument("--embedding-revision", help="Hub revision (branch, tag or commit) of the embedding model")
     embedding.add_argument(
         "--embedding-backend",
-        choices=BACKENDS,
+        choices=BACKEND_CHOICES,
         default="sentence-transformers",
         help="sentence-transformers (Qwen3-VL-Embedding) or transformers (CLIP-style; default sentence-transformers)",
     )
@@ -183,6 +183,7 @@ def pipeline_options(args) -> tuple:
         batch_size=args.reranker_batch_size,
         top_n=args.top_n,
         chunk_queries=args.chunk_queries,
+        shared_prefix=not args.no_shared_prefix,
         runtime=replace(runtime, cache_dir=cache_dir("rerank")),
         output=OutputOptions(path=str(reranked_run), score=False, named_after_model=True),
     )
@@ -251,8 +252,8 @@ def run(args) -> int:
 def card_comparison(row, baseline, run_path) -> str:
     """Our row beside the source document's baseline row, then what differs from the authors' run (from the run's
     record)."""
-    from mmrhub.retrieve.provenance import read_meta
-    from mmrhub.run_records import meta_path
+    from mmrhub.records.meta import meta_path
+    from mmrhub.records.meta import read_meta
     from mmrhub.scoring.output.tables import beside_baseline
     from mmrhub.scoring.published_table import baseline_differences
 

@@ -5,9 +5,9 @@ import os
 
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.commands.arguments import add_scoring_arguments
-from mmrhub.commands.arguments import permutations
 from mmrhub.commands.arguments import scoring_request
-from mmrhub.commands.arguments import seed
+from mmrhub.commands.converters import permutations
+from mmrhub.commands.converters import seed
 from mmrhub.scoring import pandas_free
 from mmrhub.scoring.compare.comparison import compare_runs
 from mmrhub.scoring.compare.corrections import CORRECTIONS

@@ -14,6 +14,7 @@ from mmrhub.scoring.output.tables import FORMATS
 from mmrhub.scoring.output.tables import per_query_table
 from mmrhub.scoring.output.tables import scores_table
 from mmrhub.scoring.output.tables import table
+from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.score import load_truth
 from mmrhub.scoring.score import score_runs
 
@@ -53,6 +54,13 @@ def run(args) -> int:
     request = scoring_request(args, runs=args.runs)
     if not request.runs:
         request = request.with_shipped_runs()
+    return print_scores(request, args)
+
+
+def print_scores(request: ScoringRequest, args) -> int:
+    """What ``evaluate`` and ``oracle`` do once they know what to score: the --json target checked before any work,
+    the rows scored, the notes and the table printed (then the groups' and the queries' tables, if asked for), and
+    --json written."""
     check_json_target(args.json, request.inputs)
     with pandas_free.kept_out():
         truth = load_truth(request)

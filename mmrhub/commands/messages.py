@@ -6,7 +6,11 @@ import re
 
 FOLDER_OPTIONS = ("data_dir", "images_dir")  # the parsed arguments naming folders whose files errors quote
 # The builders' keywords their messages name, as a command's flags
-KEYWORD_FLAGS = ((re.compile(r"download_archives=True(?: \(m2kr\.load\))?"), "--download-archives"),)
+KEYWORD_FLAGS = (
+    (re.compile(r"download_archives=True(?: \(m2kr\.load\))?"), "--download-archives"),
+    (re.compile(r"read_timeout= \((--read-timeout SECONDS)\)"), r"\1"),
+    (re.compile(r"check_etags=False \((--no-etag-check)\)"), r"\1"),
+)
 
 
 def as_given(message: str, args) -> str:

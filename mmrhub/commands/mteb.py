@@ -5,7 +5,7 @@ from mmrhub.commands.arguments import add_benchmark_argument
 from mmrhub.commands.arguments import add_build_arguments
 from mmrhub.commands.arguments import add_data_dir_argument
 from mmrhub.commands.arguments import build_options
-from mmrhub.commands.arguments import positive_int
+from mmrhub.commands.converters import positive_int
 from mmrhub.mteb.pipeline import DEFAULT_RESULTS
 from mmrhub.mteb.pipeline import DEFAULT_TOP_K
 from mmrhub.mteb.pipeline import MtebOptions

@@ -1,4 +1,5 @@
-"""``mmrhub push``: publish an exported dataset folder, or a metric folder as a Space, with ``huggingface_hub``."""
+"""``mmrhub push``: publish an exported dataset folder, or a metric folder or a leaderboard board as a Space, with
+``huggingface_hub``."""
 
 from pathlib import Path
 
@@ -20,7 +21,13 @@ def register(subparsers):
     parser.add_argument(
         "--dry-run",
         action="store_true",
-        help="list what would be uploaded, deleted (what an earlier push wrote) and kept on the Hub; change nothing",
+        help="list what would be uploaded, deleted (what an earlier push wrote, unchanged since), replaced and kept "
+        "on the Hub; change nothing",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace files on the Hub that no push of ours left as they are (edited on the Hub, or never ours)",
     )
     parser.set_defaults(func=run)
 
@@ -33,14 +40,15 @@ def run(args) -> int:
     from mmrhub.export.push import push
     from mmrhub.export.push import remote_state
 
-    upload = plan(metric_folder(args.folder), args.repo_id, repo_type=args.repo_type)
+    folder = metric_folder(args.folder)
+    upload = plan(folder, args.repo_id, repo_type=args.repo_type, mmrhub_written=written_by_mmrhub(folder))
     print(describe(upload))
     if args.dry_run:
-        print(describe_remote(upload, remote_state(upload), dry_run=True))
+        print(describe_remote(upload, remote_state(upload), dry_run=True, force=args.force))
         print("dry run: nothing uploaded, nothing deleted")
         return 0
-    url, remote = push(upload, private=args.private)
-    print(describe_remote(upload, remote))
+    url, remote = push(upload, private=args.private, force=args.force)
+    print(describe_remote(upload, remote, force=args.force))
     print(f"uploaded to {url}")
     return 0
 
@@ -54,3 +62,24 @@ def metric_folder(folder: str) -> str:
     if name in BENCHMARKS and (METRICS / name).is_dir():
         return str(METRICS / name)
     return folder
+
+
+def written_by_mmrhub(folder: str) -> bool:
+    """Whether a Space folder's files are mmrhub's to record as its own (so that a later push may delete what it
+    wrote): a metric folder installed with mmrhub, or a board ``mmrhub leaderboard`` wrote (its board.json reads as
+    one)."""
+    from mmrhub.leaderboard.board import read_board
+
+    if installed_metric(folder):
+        return True
+    try:
+        read_board(folder)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def installed_metric(folder: str) -> bool:
+    """Whether ``folder`` is a metric folder installed with mmrhub (its files are then mmrhub's)."""
+    resolved = Path(folder).resolve()
+    return any(resolved == (METRICS / name).resolve() for name in BENCHMARKS)

@@ -9,30 +9,33 @@ refused before any work, as ``--num-workers 100000`` or ``--text-weight nan`` ar
 
 import argparse
 import dataclasses
-import json
-from pathlib import Path
 
 from mmrhub.commands import rerank
 from mmrhub.commands import retrieve
 from mmrhub.commands.parsing import Parser
+from mmrhub.records.meta import RecordError
+from mmrhub.records.meta import check_fields
+from mmrhub.records.meta import cut
+from mmrhub.records.meta import recorded_text
+from mmrhub.records.meta import shown
 from mmrhub.retrieve.options import DataOptions
 from mmrhub.retrieve.options import RerankOptions
 from mmrhub.retrieve.options import RetrieveOptions
 
 COMMANDS = {"retrieve": (RetrieveOptions, retrieve.add_arguments), "rerank": (RerankOptions, rerank.add_arguments)}
-MAX_TEXT = 4096  # characters of a recorded text (a path, an id, an instruction): PATH_MAX on Linux
 
 # Where an option's flag stores its value under another name than the field's (dotted field: argparse dest); a
 # switch that turns a field off stores its opposite, a bool all the same.
-DESTS = {"output.path": "output", "runtime.use_cache": "no_cache", "output.score": "no_eval"}
-
-
-class RecordError(ValueError):
-    """A record that cannot be repeated: the message names the record, the key and what was expected."""
+DESTS = {
+    "output.path": "output",
+    "runtime.use_cache": "no_cache",
+    "output.score": "no_eval",
+    "shared_prefix": "no_shared_prefix",
+}
 
 
 def recorded_options(path, recorded: dict):
-    """The ``RetrieveOptions`` or ``RerankOptions`` a record (``provenance.read_meta``'s dict, read from ``path``)
+    """The ``RetrieveOptions`` or ``RerankOptions`` a record (``meta.read_meta``'s dict, read from ``path``)
     holds, each value checked as its flag checks it; fields the record lacks keep their defaults."""
     check_fields(path, recorded)
     cls, add_arguments = COMMANDS[recorded["command"]]
@@ -40,29 +43,14 @@ def recorded_options(path, recorded: dict):
     return _options(path, cls, recorded["options"], "options", actions)
 
 
-def check_fields(path, recorded: dict) -> None:
-    """The record's own fields that ``rerun`` reads: the run's file name (beside the record), the model's id and the
-    folder the run ran in."""
-    run = recorded.get("run")
-    if not isinstance(run, str) or not run or run != Path(run).name or run in (".", "..") or "\x00" in run:
-        raise RecordError(f"{path}: run: expected the run's file name, beside the record, got {_shown(run)}.")
-    _text(path, "model_id", recorded.get("model_id"))
-    if recorded.get("cwd") is not None:
-        _text(path, "cwd", recorded["cwd"])
-    if not isinstance(recorded.get("options"), dict):
-        raise RecordError(
-            f"{path}: options: expected an object of the run's options, got {_shown(recorded['options'])}."
-        )
-
-
 def _options(path, cls, record, where: str, actions: dict):
     if not isinstance(record, dict):
-        raise RecordError(f"{path}: {where}: expected an object of {cls.__name__}'s fields, got {_shown(record)}.")
+        raise RecordError(f"{path}: {where}: expected an object of {cls.__name__}'s fields, got {shown(record)}.")
     fields = {item.name: item for item in dataclasses.fields(cls)}
     unknown = sorted(set(record) - set(fields))
     if unknown:
         raise RecordError(
-            f"{path}: {where}.{_cut(unknown[0])}: not one of the options {cls.__name__} records "
+            f"{path}: {where}.{cut(unknown[0])}: not one of the options {cls.__name__} records "
             f"({', '.join(fields)}); was the record edited?"
         )
     values = {}
@@ -88,14 +76,14 @@ def _options(path, cls, record, where: str, actions: dict):
 def _data(path, record, where: str, actions: dict) -> DataOptions:
     if not isinstance(record, dict):
         raise RecordError(
-            f"{path}: {where}: expected an object naming the benchmark and its data, got {_shown(record)}."
+            f"{path}: {where}: expected an object naming the benchmark and its data, got {shown(record)}."
         )
     benchmark = _value(path, f"{where}.benchmark", record.get("benchmark"), actions["benchmark"], None)
     rest = {key: value for key, value in record.items() if key != "benchmark"}
     fields = {item.name: item for item in dataclasses.fields(DataOptions) if item.name != "benchmark"}
     unknown = sorted(set(rest) - set(fields))
     if unknown:
-        raise RecordError(f"{path}: {where}.{_cut(unknown[0])}: not one of the data options ({', '.join(fields)}).")
+        raise RecordError(f"{path}: {where}.{cut(unknown[0])}: not one of the data options ({', '.join(fields)}).")
     values = {
         name: _value(path, f"{where}.{name}", value, actions.get(name), fields[name]) for name, value in rest.items()
     }
@@ -109,7 +97,7 @@ def _value(path, dotted: str, value, action, item):
         if isinstance(default, bool):
             return _switch(path, dotted, value, "")
         if value != default:
-            raise RecordError(f"{path}: {dotted}: expected {_shown(default)} (no option sets it), got {_shown(value)}.")
+            raise RecordError(f"{path}: {dotted}: expected {shown(default)} (no option sets it), got {shown(value)}.")
         return value
     flag = f" (as {action.option_strings[0]} takes it)" if action.option_strings else ""
     if value is None and item is not None and item.default is None:  # the option left out
@@ -119,43 +107,23 @@ def _value(path, dotted: str, value, action, item):
     if value is None:
         raise RecordError(f"{path}: {dotted}: expected a value{flag}, got null.")
     if isinstance(value, list) and item is not None and isinstance(item.default, tuple):  # a list of ids
-        return tuple(_text(path, f"{dotted}[{index}]", part, flag) for index, part in enumerate(value))
+        return tuple(recorded_text(path, f"{dotted}[{index}]", part, flag) for index, part in enumerate(value))
     if isinstance(value, (dict, list)):
-        raise RecordError(f"{path}: {dotted}: expected one value{flag}, got {_shown(value)}.")
+        raise RecordError(f"{path}: {dotted}: expected one value{flag}, got {shown(value)}.")
     if action.choices is not None:
         if not isinstance(value, str) or value not in action.choices:
             choices = ", ".join(map(str, action.choices))
-            raise RecordError(f"{path}: {dotted}: expected one of {choices}{flag}, got {_shown(value)}.")
+            raise RecordError(f"{path}: {dotted}: expected one of {choices}{flag}, got {shown(value)}.")
         return value
     if action.type is None:
-        return _text(path, dotted, value, flag)
+        return recorded_text(path, dotted, value, flag)
     try:
         return action.type(value)
     except (argparse.ArgumentTypeError, ValueError, TypeError) as err:
-        raise RecordError(f"{path}: {dotted}: {_cut(str(err))}{flag}.") from None
+        raise RecordError(f"{path}: {dotted}: {cut(str(err))}{flag}.") from None
 
 
 def _switch(path, dotted: str, value, flag: str) -> bool:
     if not isinstance(value, bool):
-        raise RecordError(f"{path}: {dotted}: expected true or false{flag}, got {_shown(value)}.")
+        raise RecordError(f"{path}: {dotted}: expected true or false{flag}, got {shown(value)}.")
     return value
-
-
-def _text(path, dotted: str, value, flag: str = "") -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > MAX_TEXT or "\x00" in value:
-        expected = f"a non-empty text of at most {MAX_TEXT:,} characters, without NUL"
-        raise RecordError(f"{path}: {dotted}: expected {expected}{flag}, got {_shown(value)}.")
-    return value
-
-
-def _shown(value) -> str:
-    """A recorded value in an error, as JSON writes it, long ones cut."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=True)
-    except (TypeError, ValueError, RecursionError):
-        text = repr(value)
-    return _cut(text)
-
-
-def _cut(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -8,8 +8,8 @@ from mmrhub.commands.arguments import add_build_arguments
 from mmrhub.commands.arguments import add_query_ids_argument
 from mmrhub.commands.arguments import add_scoring_arguments
 from mmrhub.commands.arguments import build_options
-from mmrhub.commands.arguments import int_at_least
 from mmrhub.commands.arguments import scoring_request
+from mmrhub.commands.converters import whole_number
 from mmrhub.commands.messages import as_given
 from mmrhub.scoring.output.captions import print_notes
 from mmrhub.scoring.output.captions import table_captions
@@ -24,6 +24,15 @@ from mmrhub.writing import local_paths
 from mmrhub.writing import write_text
 
 REPORT_EXTRA = 'pip install ".[report]"'  # as the README's install lines give it (a test holds them equal)
+
+
+def extra_requirements(extra: str) -> str:
+    """The pip command installing an extra's requirements by name, as the installed package declares them."""
+    from importlib import metadata
+
+    marker = f'extra == "{extra}"'
+    needs = [req.split(";")[0].strip() for req in metadata.requires("mmrhub") or () if marker in req]
+    return "pip install " + " ".join(f'"{need}"' for need in needs)
 
 
 def register(subparsers) -> None:
@@ -41,7 +50,7 @@ def register(subparsers) -> None:
         )
         sub.add_argument(
             "--queries",
-            type=int_at_least(1, 1000),
+            type=whole_number(1, 1000),
             default=50,
             metavar="N",
             help="gallery size: the N queries where the runs differ most, or a single run's N worst (default 50)",
@@ -57,7 +66,10 @@ def run(args) -> int:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise ImportError(f"matplotlib is not installed; the report extra brings it: {REPORT_EXTRA}") from None
+        raise ImportError(
+            f"matplotlib is not installed; the report extra brings it: {REPORT_EXTRA} in the repository's root, or "
+            f"{extra_requirements('report')} where mmrhub was installed from a wheel."
+        ) from None
     from mmrhub.report.build import ReportRequest
     from mmrhub.report.build import build_report
 

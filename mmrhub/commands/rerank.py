@@ -66,6 +66,7 @@ def rerank_options(args) -> RerankOptions:
         batch_size=args.batch_size,
         top_n=args.top_n,
         chunk_queries=args.chunk_queries,
+        shared_prefix=not args.no_shared_prefix,
         runtime=run_options(args),
         output=output_options(args),
     )

@@ -15,18 +15,19 @@ from pathlib import Path
 
 from mmr_inputs import read_regular
 from mmrhub.commands.arguments import add_data_dir_argument
-from mmrhub.commands.arguments import non_negative_int
-from mmrhub.commands.recorded import check_fields
+from mmrhub.commands.converters import non_negative_int
 from mmrhub.commands.recorded import recorded_options
+from mmrhub.records.differences import differences
+from mmrhub.records.differences import same_run
+from mmrhub.records.differences import table_digests
+from mmrhub.records.meta import check_fields
+from mmrhub.records.meta import meta_path
+from mmrhub.records.meta import read_meta
+from mmrhub.records.provenance import candidates_record
+from mmrhub.records.provenance import source_commit
+from mmrhub.records.provenance import versions
 from mmrhub.retrieve.options import OutputOptions
-from mmrhub.retrieve.provenance import candidates_record
-from mmrhub.retrieve.provenance import read_meta
-from mmrhub.retrieve.provenance import source_commit
-from mmrhub.retrieve.provenance import versions
-from mmrhub.retrieve.record_differences import differences
-from mmrhub.retrieve.record_differences import same_run
-from mmrhub.retrieve.record_differences import table_digests
-from mmrhub.run_records import meta_path
+from mmrhub.scoring.runs.reading import read_run_bytes
 from mmrhub.writing import check_target
 from mmrhub.writing import write_text
 from mmrhub.writing import writes_onto
@@ -100,7 +101,7 @@ def run(args) -> int:
     report(differences(recorded, repeated, asked), said, "after the run")
     if not said:
         print("No difference in the environment, the inputs or the settings.")
-    print(same_run(recorded_bytes, output.read_bytes(), recorded_run))
+    print(same_run(recorded_bytes, output.read_bytes(), recorded_run, read_run_bytes))
     return 0
 
 
@@ -134,6 +135,7 @@ def repeated_options(recorded: dict, args, output: Path) -> tuple:
     """(the recorded options, paths made absolute against the folder the run ran in, with this command's
     overrides; the dotted names of the options changed as asked)."""
     options = recorded_options(args.meta, recorded)
+    check_consistent(args.meta, recorded, options)
     ran_in = recorded.get("cwd")
 
     def absolute(path):  # a URL (an image folder on the Hub) names the same thing from any folder
@@ -144,15 +146,28 @@ def repeated_options(recorded: dict, args, output: Path) -> tuple:
         data_dir=args.data_dir or absolute(options.data.data_dir),
         images_dir=absolute(options.data.images_dir),
     )
+    device, moved = args.device or options.runtime.device, False
+    if args.device is None and recorded_on_cuda(recorded, device) and not cuda_here():
+        device, moved = "cpu", True
+        where = f"{recorded.get('device') or device} ({recorded.get('device_name') or 'a GPU'})"
+        print(
+            f"note: {args.meta} was made on {where}; CUDA is not available here, so the run is repeated on the CPU "
+            "(--device chooses)."
+        )
     runtime = replace(
         options.runtime,
-        device=args.device or options.runtime.device,
+        device=device,
         num_workers=options.runtime.num_workers if args.num_workers is None else args.num_workers,
         cache_dir=absolute(options.runtime.cache_dir),
         use_cache=args.use_cache,
     )
     model = recorded["model_id"] if os.path.isabs(recorded.get("model_id", "")) else options.model
     candidates = absolute(options.candidates)
+    if candidates is not None and not os.path.lexists(candidates):
+        raise FileNotFoundError(
+            f"{args.meta}: options.candidates names {candidates}, which is not there: the run this one reranked. Put "
+            "it back at that path to repeat the run."
+        )
     score = options.output.score and not args.no_eval
     options = replace(
         options,
@@ -164,10 +179,42 @@ def repeated_options(recorded: dict, args, output: Path) -> tuple:
     )
     asked = {"options.runtime.use_cache"}
     asked |= {"options.data.data_dir", "data.folder", "data.sample"} if args.data_dir else set()
-    asked |= {"options.runtime.device", "device", "device_name", "dtype"} if args.device else set()
+    asked |= {"options.runtime.device", "device", "device_name", "dtype"} if args.device or moved else set()
     asked |= {"options.runtime.num_workers"} if args.num_workers is not None else set()
     asked |= {"options.output.score"} if args.no_eval else set()
     return options, asked
+
+
+def check_consistent(path, recorded: dict, options) -> None:
+    """The record's options name the model and the benchmark its other fields do (``model_id``, ``data``): a record
+    that disagrees with itself (edited) is refused before any work, naming both."""
+    ran_in = recorded.get("cwd") or ""
+    model_id = recorded.get("model_id")
+    named = {options.model, os.path.normpath(os.path.join(ran_in, options.model))}
+    if isinstance(model_id, str) and model_id not in named:
+        raise ValueError(
+            f"{path}: options.model is {options.model!r} but model_id is {model_id!r}; a record names one model. Was "
+            "it edited? Repeat the run of the model you mean with retrieve or rerank."
+        )
+    data = recorded.get("data")
+    benchmark = data.get("benchmark") if isinstance(data, dict) else None
+    if benchmark is not None and benchmark != options.data.benchmark.name:
+        raise ValueError(
+            f"{path}: options.data.benchmark is {options.data.benchmark.name!r} but the run read {benchmark!r} "
+            "(data.benchmark); a record names one benchmark. Was it edited?"
+        )
+
+
+def recorded_on_cuda(recorded: dict, device) -> bool:
+    """Whether the record ran (or asks to run) on a CUDA device."""
+    return any(str(value or "").startswith("cuda") for value in (device, recorded.get("device")))
+
+
+def cuda_here() -> bool:
+    """Whether this machine's torch sees a CUDA device."""
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def report(lines: list, said: set, when: str) -> None:

@@ -13,11 +13,11 @@ from mmrhub.commands.arguments import add_run_file_arguments
 from mmrhub.commands.arguments import data_options
 from mmrhub.commands.arguments import model_settings
 from mmrhub.commands.arguments import output_options
-from mmrhub.commands.arguments import positive_int
 from mmrhub.commands.arguments import run_options
-from mmrhub.commands.arguments import weight
+from mmrhub.commands.converters import positive_int
+from mmrhub.commands.converters import weight
 from mmrhub.commands.parsing import Parser
-from mmrhub.retrieve.options import BACKENDS
+from mmrhub.retrieve.options import BACKEND_CHOICES
 from mmrhub.retrieve.options import DEFAULT_MODELS
 from mmrhub.retrieve.options import PRESET_DEFAULT_MODELS
 from mmrhub.retrieve.options import SEARCHES
@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     model = parser.add_argument_group("model")
     model.add_argument(
         "--backend",
-        choices=BACKENDS,
+        choices=BACKEND_CHOICES,
         default="sentence-transformers",
         help="sentence-transformers (Qwen3-VL-Embedding and other fused models) or transformers (CLIP-style)",
     )

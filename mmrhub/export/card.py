@@ -15,72 +15,9 @@ from mmrhub.export.parquet import WrittenSplit
 
 DEFAULT_LICENSE = "apache-2.0"
 
-_TEMPLATE = """\
-# Dataset Card for {pretty_name}
-
-{summary}
-
-## Dataset Details
-
-### Dataset Description
-
-- **Language(s):** {languages}
-- **License:** {license}
-- **Format:** {format_note}
-
-### Dataset Sources
-
-{sources}
-
-## Uses
-
-### How to load
-
-```python
-from datasets import load_dataset
-
-{load_lines}
-```
-
-Every config is plain Parquet (images embedded as bytes), so no loading script and no `trust_remote_code` are
-needed, on any recent `datasets` version, streaming included.
-
-### How to evaluate
-
-{evaluate}
-
-### Out-of-scope use
-
-This is an evaluation benchmark: do not train on it, and report results on the full set, not on a subset.
-
-## Dataset Structure
-
-{structure}
-
-{configs_table}
-
-{grades}## Metrics
-
-{metrics}
-
-## Dataset Creation
-
-{creation}
-
-## Bias, Risks, and Limitations
-
-{limitations}
-
-## Citation
-
-```bibtex
-{citation}
-```
-
-## License
-
-Released under the {license_name}.
-"""
+# The card's body, sections as in Hugging Face's dataset card template, with "{field}"s that render fills in (a
+# Markdown file, shipped as package data, as mteb and sentence-transformers keep their card templates).
+TEMPLATE = Path(__file__).with_name("dataset_card_template.md")
 
 
 @dataclass
@@ -237,7 +174,7 @@ def render(
         format_note = "one Parquet folder per config, images embedded as bytes."
         structure = "One config per table, each with a single split; the default config is marked below."
         evaluate = snippet(text["evaluate_snippet"], **fields)
-    body = _TEMPLATE.format(
+    body = TEMPLATE.read_text(encoding="utf-8").format(
         pretty_name=data.pretty_name,
         summary=summary(text, configs, sample),
         languages=", ".join(text["language"]),

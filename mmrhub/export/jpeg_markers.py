@@ -19,8 +19,8 @@ whole and at a reduced size (``draft``) alike.
 
 ``decodes_without_error`` says True only for such a file, checked strictly: a marker out of place, fill bytes,
 an unknown marker, progressive or arithmetic coding, more than one scan, four components or unusual sampling all
-give False, which means "not known without decoding", never "cannot be decoded". The check costs about 0.02 ms
-of Python a file where decoding an 800x800 photo costs milliseconds. tests/export/test_jpeg_markers.py damages
+give False, which means "not known without decoding", never "cannot be decoded". The check costs a small part of
+what a decode costs (figures in bench/README.md, "Export"). tests/export/test_jpeg_markers.py damages
 JPEGs many thousand ways and holds that every file it passes decodes.
 """
 

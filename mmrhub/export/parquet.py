@@ -40,6 +40,7 @@ from PIL import Image
 from mmr_inputs import InputError
 from mmr_inputs import read_regular
 from mmr_inputs import row_name
+from mmr_remote import read_many
 from mmrhub.cores import usable_cores
 from mmrhub.export.jpeg_markers import decodes_without_error
 
@@ -209,26 +210,39 @@ def decoded(image: Image.Image, content: bytes) -> bytes:
 
 class ImageChecks:
     """The threads that read and check image files. One takes the Python steps (reading a file, Pillow's open, the
-    marker check), which hold the GIL: on 2 cores, two threads taking them made the MIPR export 1.3x slower. A
-    thread a core decodes, with the GIL released. Files go to the reading thread 16 at a time: a Future of each
-    file's own cost as much as its check."""
+    marker check), which hold the GIL: two threads taking them made the MIPR export slower (bench/README.md,
+    "Export"). A thread a core decodes, with the GIL released. Files go to the reading thread 16 at a time: a Future
+    of each file's own cost as much as its check. Remote files (archive members over HTTP or the Hub) are not read
+    there one by one: ``read_ahead`` reads a whole split's ahead of the checks (``mmr_remote.read_many``: many
+    requests in flight, neighbours joined), and the reading thread takes their bytes in order."""
 
     def __init__(self):
         self.reading = ThreadPoolExecutor(1)
         self.decoding = ThreadPoolExecutor(usable_cores())
+        self.ahead = {}  # column -> the bytes (or error) of its remote files, in the order start() is given them
 
-    def start(self, paths: list, root: Optional[str]) -> Iterator:
+    def read_ahead(self, column: str, paths: list):
+        """Start reading ``paths``, every remote file of ``column`` that ``start`` will be given, in that order."""
+        self.ahead[column] = read_many(paths, on_error="return")
+
+    def start(self, paths: list, root: Optional[str], column: Optional[str] = None) -> Iterator:
         """Each file in order, read and checked as it comes: its bytes, the error that refused it, or a Future of
         either while it decodes. ``root``: the folder every local file must lie in."""
         tasks = [paths[start : start + _FILES_A_TASK] for start in range(0, len(paths), _FILES_A_TASK)]
-        return itertools.chain.from_iterable(self.reading.map(self.read_and_check, tasks, itertools.repeat(root)))
+        arguments = itertools.repeat(root), itertools.repeat(column)
+        return itertools.chain.from_iterable(self.reading.map(self.read_and_check, tasks, *arguments))
 
-    def read_and_check(self, paths: list, root: Optional[str]) -> list:
+    def read_and_check(self, paths: list, root: Optional[str], column: Optional[str] = None) -> list:
         """One task of the reading thread: ``start``'s entries for these files."""
         entries = []
         for path in paths:
             try:
-                content = read_file(path, root)
+                if column in self.ahead and is_remote(path):
+                    content = next(self.ahead[column])
+                    if isinstance(content, Exception):
+                        raise content
+                else:
+                    content = read_file(path, root)
                 image = opened_to_decode(content)
                 entries.append(content if image is None else self.decoding.submit(decoded, image, content))
             except Exception as err:  # kept in the file's place: the batch names the first
@@ -239,6 +253,19 @@ class ImageChecks:
         """Wait for every check; ``cancel``: drop those not started and wait for none (Ctrl-C, an error)."""
         for pool in (self.reading, self.decoding):  # reading first: it hands files to the decoding
             pool.shutdown(wait=not cancel, cancel_futures=cancel)
+
+
+def is_remote(path: str) -> bool:
+    """Whether reading ``path`` asks a server: a URL, or an archive member whose archive is a URL."""
+    return local_file(path) is None
+
+
+def files_to_read(storage: pa.Array) -> list:
+    """The rows of an Image column's storage whose file is read: a path and no bytes."""
+    paths = storage.field("path").to_pylist()
+    data = storage.field("bytes").is_null().to_pylist()
+    valid = storage.is_valid().to_pylist()
+    return [i for i, (p, missing, ok) in enumerate(zip(paths, data, valid)) if ok and missing and p is not None]
 
 
 def local_file(path: str) -> Optional[str]:
@@ -302,7 +329,7 @@ def read_file(path: str, root: Optional[str]) -> bytes:
 
 def binary_array(values: list) -> pa.Array:
     """``pa.array(values, pa.binary())``, built from one joined buffer when no value is missing and the values fit
-    a binary array's 32-bit offsets: 0.08 s rather than 0.5 s for 134 MB of images in fresh memory."""
+    a binary array's 32-bit offsets: much faster on fresh memory (bench/README.md, "Export")."""
     lengths = [len(value) if value is not None else -1 for value in values]
     if -1 in lengths or sum(lengths) >= _BINARY_BYTES:
         return pa.array(values, pa.binary())
@@ -326,8 +353,8 @@ def start_embedding(
         paths = storage.field("path").to_pylist()
         data = storage.field("bytes").to_pylist()
         valid = storage.is_valid().to_pylist()
-        todo = [i for i, (p, b, ok) in enumerate(zip(paths, data, valid)) if ok and b is None and p is not None]
-        contents = checks.start([paths[i] for i in todo], source.root)
+        todo = files_to_read(storage)
+        contents = checks.start([paths[i] for i in todo], source.root, name)
         started[name] = (storage, paths, data, valid, todo, contents)
 
     def finish() -> pa.Table:
@@ -381,7 +408,7 @@ def check_room(folder: Path, needed: int):
 
 def open_shard(path: Path) -> pa.NativeFile:
     """A shard file as Arrow's own file: the Parquet writer's writes then never wait for the GIL, which the image
-    checks' threads hold (through a Python file object, each write did, and writing took three times as long)."""
+    checks' threads hold (through a Python file object each write did: bench/README.md, "Export")."""
     return pa.OSFile(str(path), "wb")
 
 
@@ -417,6 +444,15 @@ def write_split(
 
     progress = hf_tqdm(total=len(dataset), unit=" rows", desc=f"Exporting {config_name}")
     checks = ImageChecks()
+    for name, feature in features.items():
+        if isinstance(feature, datasets.Image) and len(dataset):  # the split's remote files, read ahead of the checks
+            chunks = rows.select_columns([name])[:][name].chunks  # the table's own buffers: no image bytes copied
+            paths = []
+            for storage in chunks:
+                names = storage.field("path").to_pylist()
+                paths += [names[i] for i in files_to_read(storage)]
+            if any(is_remote(path) for path in paths):
+                checks.read_ahead(name, [path for path in paths if is_remote(path)])
     try:
         # ``or [None]``: an empty split still gets one (empty) shard.
         offsets = list(range(0, len(dataset), batch_size)) or [None]

@@ -15,14 +15,16 @@ from typing import Optional
 from mmrhub.declaration import Benchmark
 from mmrhub.mteb.predictions import Predictions
 from mmrhub.mteb.predictions import aligned
+from mmrhub.mteb.predictions import check_scores
 from mmrhub.mteb.predictions import ranked
 from mmrhub.mteb.predictions import read_predictions
 from mmrhub.mteb.predictions import write
-from mmrhub.retrieve.provenance import check_replaceable
-from mmrhub.retrieve.provenance import model_source
-from mmrhub.retrieve.provenance import versions
+from mmrhub.records.meta import check_run_replaceable
+from mmrhub.records.meta import meta_path
+from mmrhub.records.meta import model_source
+from mmrhub.records.provenance import versions
+from mmrhub.retrieve.finite import check as check_finite
 from mmrhub.retrieve.run_files import slug
-from mmrhub.run_records import meta_path
 from mmrhub.scoring.output.captions import mteb_caption
 from mmrhub.scoring.output.captions import print_notes
 from mmrhub.scoring.output.captions import sample_line
@@ -73,7 +75,7 @@ class MtebOptions:
         if self.output:
             return Path(self.output)
         path = Path("runs") / f"{self.benchmark.name}_{slug(self.model)}_mteb.json"
-        check_replaceable(path, self.model)
+        check_run_replaceable(path, self.model)
         return path
 
 
@@ -103,9 +105,9 @@ def export_is_sample(folder: Path) -> Optional[bool]:
     card = folder / "README.md"
     if not card.is_file():
         return None
-    from huggingface_hub import DatasetCard
+    from mmrhub.export.push import read_card  # a card that is not UTF-8 or whose YAML does not parse: named
 
-    return "sample" in (DatasetCard.load(card).data.tags or [])
+    return "sample" in (read_card(card, then="run again").data.tags or [])
 
 
 def check_export(options: MtebOptions) -> None:
@@ -145,10 +147,10 @@ def evaluate_with_mteb(options: MtebOptions, export: str, work: Path) -> Evaluat
     its predictions to ``work``."""
     import mteb
 
-    from mmrhub.mteb.tasks import TASKS
+    from mmrhub.mteb.tasks import task_class
 
-    task = TASKS[options.benchmark.name](export, top_k=options.top_k)
-    model = mteb.get_model(options.model, revision=options.revision, device=options.device)
+    task = task_class(options.benchmark)(export, top_k=options.top_k)
+    model = checked(mteb.get_model(options.model, revision=options.revision, device=options.device), options.model)
     result = mteb.evaluate(
         model,
         task,
@@ -160,8 +162,29 @@ def evaluate_with_mteb(options: MtebOptions, export: str, work: Path) -> Evaluat
     )
     split = task.eval_splits[0]
     predictions = read_predictions(work / task.prediction_file_name, split=split)
+    check_scores(predictions, options.model)
     scores = result.task_results[0].scores[split][0]
     return Evaluated(task, model.mteb_model_meta, scores, predictions, mteb.__version__)
+
+
+def checked(model, name: str):
+    """``model`` (MTEB's wrapper of it) with every embedding and score it gives MTEB checked (``finite.check``)
+    before MTEB keeps, scores or writes any."""
+    for method in ("encode", "predict"):
+        given = getattr(model, method, None)
+        if callable(given):
+            setattr(model, method, _checked_call(given, name, "embedding" if method == "encode" else "score"))
+    return model
+
+
+def _checked_call(given, name: str, kind: str):
+    def call(*args, **kwargs):
+        output = given(*args, **kwargs)
+        role = getattr(kwargs.get("prompt_type"), "value", None) or "input"
+        check_finite(output, name, lambda row: f"the {kind} of {role} {row + 1} of a batch MTEB asked for")
+        return output
+
+    return call
 
 
 def run(options: MtebOptions) -> int:

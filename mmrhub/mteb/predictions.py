@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from mmr_inputs import load_json_file
+from mmrhub.retrieve.finite import check as check_finite
 from mmrhub.scoring.runs.order import single_precision
 from mmrhub.scoring.runs.order import trec_eval_sort
 from mmrhub.scoring.runs.writing import write_run
@@ -53,6 +54,22 @@ def read_predictions(path, subset: str = "default", split: str = "test") -> Pred
         raise ValueError(f"{path}: holds no predictions for subset {subset!r}, split {split!r} (not saved by MTEB?).")
     meta = saved.get("mteb_model_meta") or {}
     return Predictions(path, meta.get("model_name"), meta.get("revision"), saved[subset][split])
+
+
+def check_scores(predictions: Predictions, model: str) -> None:
+    """Every score MTEB saved is a finite number (``finite.check``), or one line names the model, the query and the
+    document, before any run is written."""
+    pairs = [(qid, did) for qid, documents in predictions.scored.items() for did in documents]
+    values = [
+        score if isinstance(score, (int, float)) and not isinstance(score, bool) else float("nan")
+        for documents in predictions.scored.values()
+        for score in documents.values()
+    ]
+    check_finite(
+        np.array(values, dtype=np.float64),
+        model,
+        lambda row: f"query {pairs[row][0]!r} and document {pairs[row][1]!r} (MTEB's {predictions.path})",
+    )
 
 
 def ranked(scored: dict) -> Ranking:

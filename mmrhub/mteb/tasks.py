@@ -2,7 +2,7 @@
 layout: a folder written by ``mmrhub export {mipr,m2kr} OUT --format mteb``, or that folder pushed to the Hub.
 
     import mteb
-    from mmrhub.mteb import MIPRIT2ITRetrieval
+    from mmrhub.mteb import MIPRIT2ITRetrieval  # or M2KRIT2ITRetrieval; their facts: each Benchmark's ``mteb``
 
     task = MIPRIT2ITRetrieval("exports/mipr-mteb")  # or its Hub repo: ("org/mipr-mteb", revision="main")
     result = mteb.evaluate(mteb.get_model("openai/clip-vit-base-patch32"), task, prediction_folder="predictions")
@@ -24,8 +24,8 @@ from typing import Optional
 from mteb import TaskMetadata
 from mteb.abstasks import AbsTaskRetrieval
 
-import m2kr
-import mipr
+from mmrhub.declaration import Benchmark
+from mmrhub.export.mteb_layout import EVAL_SPLIT
 
 # MTEB's own cutoffs; a task built with ``top_k`` keeps those up to it, and ranks ``top_k`` documents per query.
 MTEB_K_VALUES = AbsTaskRetrieval.k_values
@@ -42,7 +42,8 @@ def folder_revision(folder: Path) -> str:
 
 
 class ExportRetrieval(AbsTaskRetrieval):
-    """A benchmark's MTEB export as an MTEB retrieval task; the subclasses below hold each benchmark's metadata.
+    """A benchmark's MTEB export as an MTEB retrieval task; each benchmark's subclass (``task_class``) holds its
+    metadata.
 
     ``path``: the export folder (``mmrhub export ... --format mteb``) or its Hub repo id; ``revision``: the Hub
     revision (default ``main``; a folder is labelled by its files); ``top_k``: documents ranked per query, saved in
@@ -80,83 +81,46 @@ class ExportRetrieval(AbsTaskRetrieval):
         return max(self.k_values)
 
 
-class MIPRIT2ITRetrieval(ExportRetrieval):
-    """MIPR: an image and a Chinese question retrieve the products (image and title) that meet the need.
+_MADE = {}  # benchmark name -> its task class: one class per benchmark, so MTEB sees one task
 
-    On the export's ``qrels`` (score = the grade's gain, L1=2, L2=1, others 0) MTEB's ``ndcg_at_k`` is MIPR's
-    nDCG@k; every judged query is ranked, a query without an L1 judgment included.
-    """
 
-    benchmark_name = "mipr"
-    same_as = {"ndcg_at_10": "nDCG@10"}
-    differences = (
-        "MTEB's recall_at_k and hit_rate_at_k count L2 products as relevant (a hit rate over L2, not Hit-L1); on the "
-        "export's qrels-l1 config they are R-L1@k and Hit-L1@k, but MTEB leaves out the queries without an L1 "
-        "judgment, which MIPR keeps (scoring 0); SC-R-L1 has no MTEB score (it needs the products' categories)."
-    )
+def task_class(benchmark: Benchmark) -> type:
+    """The benchmark's task class, made once from its declaration (``Benchmark.mteb``) and named as its task (the
+    builder's ``MTEB_TASK``), as MTEB names its own; ``mmrhub.mteb`` offers it under that name."""
+    made = _MADE.get(benchmark.name)
+    if made is None:
+        made = _MADE[benchmark.name] = _make(benchmark)
+    return made
 
+
+def _make(benchmark: Benchmark) -> type:
+    facts, builder = benchmark.mteb, benchmark.builder()  # the builder's own name, citation and licence
+    equal = ", ".join(f"{mteb_name} is {measure}" for mteb_name, measure in facts.same_as.items())
     metadata = TaskMetadata(
-        name=mipr.MTEB_TASK,
-        description=(
-            "MIPR: reasoning-intensive multimodal intent-to-product retrieval in Chinese e-commerce. A query is a "
-            "situational image and a free-form question; the corpus holds Taobao products (image and title); the "
-            "graded judgments (L1, L2, N1, N2, N3) score L1=2, L2=1, others 0."
-        ),
-        dataset={"path": "your-org/mipr-mteb", "revision": "main"},  # each task names its export
+        name=builder.MTEB_TASK,
+        description=facts.description,
+        reference=facts.reference,
+        dataset={"path": f"your-org/{benchmark.name}-mteb", "revision": "main"},  # each task names its export
         type="Any2AnyRetrieval",
         category="it2it",
         modalities=["image", "text"],
-        eval_splits=["test"],
-        eval_langs=["zho-Hans"],
-        main_score="ndcg_at_10",
-        domains=["E-commerce"],
+        eval_splits=[EVAL_SPLIT],
+        eval_langs=list(facts.eval_langs),
+        main_score=facts.main_score,
+        domains=list(facts.domains),
         task_subtypes=["Image Text Retrieval"],
-        license="apache-2.0",
-        annotations_creators="LM-generated",
+        license=builder._LICENSE,
+        annotations_creators=facts.annotations_creators,
         dialect=[],
         sample_creation="found",
-        bibtex_citation=mipr._CITATION,  # the builder's
+        bibtex_citation=builder._CITATION,
     )
-
-
-class M2KRIT2ITRetrieval(ExportRetrieval):
-    """M2KR WWW 2025 challenge: an image, with an optional question, retrieves its passages (text and screenshot).
-
-    MTEB's ``recall_at_k`` is the track's Recall@k (every positive scores 1), and ``hit_rate_at_k`` the Hit@k
-    variant (FLMR's Recall@K).
-    """
-
-    benchmark_name = "m2kr"
-    same_as = {"recall_at_1": "Recall@1", "recall_at_3": "Recall@3", "recall_at_5": "Recall@5"}
-    differences = (
-        "MTEB's hit_rate_at_k is the Hit@k variant (any positive in the top k), not Recall@k; Recall-mean, the "
-        "track score, has no MTEB score; mteb 2 appends each query's instruction after the question, the reverse of "
-        "PreFLMR's order."
-    )
-
-    metadata = TaskMetadata(
-        name=m2kr.MTEB_TASK,
-        description=(
-            "M2KR WWW 2025 challenge (Task 2 of Track 1, EReL@MIR): for each image or image+question query, "
-            "retrieve its passages from a shared pool of Wikipedia-like passages with web screenshots."
-        ),
-        reference="https://arxiv.org/abs/2402.08327",
-        dataset={"path": "your-org/m2kr-mteb", "revision": "main"},  # each task names its export
-        type="Any2AnyRetrieval",
-        category="it2it",
-        modalities=["image", "text"],
-        eval_splits=["test"],
-        eval_langs=["eng-Latn"],
-        main_score="recall_at_5",
-        domains=["Encyclopaedic", "Web"],
-        task_subtypes=["Image Text Retrieval"],
-        license="mit",
-        annotations_creators="derived",
-        dialect=[],
-        sample_creation="found",
-        bibtex_citation=m2kr._CITATION,  # the builder's
-    )
-
-
-# Each class is named as its task (``metadata.name``, the builder's MTEB_TASK), as MTEB names its own.
-TASKS = {task.benchmark_name: task for task in (MIPRIT2ITRetrieval, M2KRIT2ITRetrieval)}
+    fields = {
+        "__doc__": f"{facts.description}\n\nEqual by definition: {equal}. {facts.differences}",
+        "__module__": "mmrhub.mteb",  # where the class is found by its name
+        "benchmark_name": benchmark.name,
+        "same_as": facts.same_as,
+        "differences": facts.differences,
+        "metadata": metadata,
+    }
+    return type(builder.MTEB_TASK, (ExportRetrieval,), fields)

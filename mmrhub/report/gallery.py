@@ -8,6 +8,7 @@ from typing import Union
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from mmr_remote import RemoteReadError
 from mmrhub.declaration import Benchmark
 from mmrhub.declaration import Side
 from mmrhub.declaration import View
@@ -111,7 +112,8 @@ def build_gallery(
 class Loader:
     """A config's rows through the builder. Where the builder refuses a config for its images (an image folder or
     archive missing), its rows are read without them, and ``unread`` keeps the builder's reason, so the page shows
-    what exists and names why the rest is not there."""
+    what exists and names why the rest is not there. Where a server cannot serve them (no Range support, a stall,
+    a part changed), the command stops with the reader's one line."""
 
     def __init__(self, benchmark: Benchmark, data_dir: str, options: dict):
         self.builder, self.data_dir, self.split, self.options = benchmark.builder(), data_dir, benchmark.split, options
@@ -122,8 +124,8 @@ class Loader:
         try:
             return self._load(config, self.options)
         except (ValueError, OSError) as error:
-            if not self.options.get("check_images", True):
-                raise
+            if not self.options.get("check_images", True) or isinstance(error, RemoteReadError):
+                raise  # a server that cannot serve the images in place: its one line, not a page without them
             try:  # the tables were checked when the runs were scored: what fails is the images
                 rows = self._load(config, {**self.options, "check_images": False})
             except (ValueError, OSError):

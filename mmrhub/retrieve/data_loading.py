@@ -9,12 +9,17 @@ from typing import Optional
 
 import torch
 
+from mmr_remote import read_many
+from mmr_remote import resolve_hub_files
 from mmrhub.declaration import Side
 from mmrhub.image_digests import image_digests
 from mmrhub.retrieve import distributed
-from mmrhub.retrieve.images import EXIF_APPLY
 from mmrhub.retrieve.images import decoded
 from mmrhub.retrieve.options import DataOptions
+from mmrhub.retrieve.presets import EXIF_APPLY
+
+# The two sides a run loads, embeds and names (the Benchmark's fields of the same names).
+QUERIES, CORPUS = "queries", "corpus"
 
 if TYPE_CHECKING:
     import PIL.Image
@@ -60,7 +65,7 @@ def load_both_sides(data: DataOptions, context):
     """(queries, corpus) as LoadedSides; rank 0 prepares the builders' caches, the other ranks then read them."""
     if not context.is_main:
         distributed.barrier(context)
-    queries, corpus = load_side(data, "queries"), load_side(data, "corpus")
+    queries, corpus = load_side(data, QUERIES), load_side(data, CORPUS)
     if context.is_main:
         distributed.barrier(context)
     return queries, corpus
@@ -94,12 +99,19 @@ def fingerprint(dataset, table, digests: list) -> str:
 
 class Row(NamedTuple):
     """One query or corpus item as the models read it: its id, its text (None when empty), its decoded image
-    (None when it has none) and its own instruction (M2KR's queries; None elsewhere)."""
+    (None when it has none), its own instruction (M2KR's queries; None elsewhere) and its image's name (for
+    messages)."""
 
     id: str
     text: Optional[str]
     image: Optional["PIL.Image.Image"]
     instruction: Optional[str] = None
+    image_name: Optional[str] = None
+
+
+class ItemError(ValueError):
+    """An item whose image cannot be read, or whose model input cannot be made: one line naming the table, the row
+    (by its id) and the image, whichever process met it."""
 
 
 INSTRUCTION_COLUMN = "instruction"  # a query table's own task instruction (M2KR's, from PreFLMR)
@@ -128,13 +140,50 @@ class Items(torch.utils.data.Dataset):
 
     def __getitems__(self, indices):
         batch = self.dataset[list(indices)]
+        ids = batch[self.table.id_column]
         texts = [text if text else None for text in batch[self.table.text_column]]
-        images = [decoded(value, self.orientation) for value in batch["image"]] if self.images else [None] * len(texts)
+        values = fetched(batch["image"]) if self.images else [None] * len(texts)
+        images = [self.decoded(row_id, value) for row_id, value in zip(ids, values)]
+        names = [image_name(value) for value in values]
         instructions = batch[self.instruction_column] if self.instruction_column else [None] * len(texts)
-        return [Row(*fields) for fields in zip(batch[self.table.id_column], texts, images, instructions)]
+        return [Row(*fields) for fields in zip(ids, texts, images, instructions, names)]
+
+    def decoded(self, row_id, value):
+        """One row's image decoded (``images.decoded``); what Pillow refuses (a file cut short, one over its
+        decompression-bomb limit, a file that is no image) is an ``ItemError`` naming the table, the row and the
+        image, as ``mmrhub export`` names it."""
+        try:
+            return decoded(value, self.orientation)
+        except Exception as err:  # Pillow's OSError, SyntaxError, ValueError, DecompressionBombError, ...
+            from PIL import UnidentifiedImageError
+
+            why = "no image format Pillow knows" if isinstance(err, UnidentifiedImageError) else one_line(err)
+            raise ItemError(
+                f"{self.table.config} {self.table.id_column}={row_id}: image {image_name(value)} cannot be decoded as "
+                f"an image ({why}). Replace or remove that file."
+            ) from None
 
     def __getitem__(self, index):
         return self.__getitems__([index])[0]
+
+
+def fetched(values: list) -> list:
+    """The batch's image values (``{"path", "bytes"}``) with the bytes of its remote images (archive members over
+    HTTP or the Hub) read at once: many requests in flight, neighbours joined (``mmr_remote.read_many``), where
+    decoding them one by one would wait for each in turn."""
+    remote = [i for i, value in enumerate(values) if is_remote_image(value)]
+    contents = read_many([values[i]["path"] for i in remote]) if remote else ()
+    values = list(values)
+    for i, data in zip(remote, contents):
+        values[i] = {"path": values[i]["path"], "bytes": data}
+    return values
+
+
+def is_remote_image(value) -> bool:
+    """Whether reading the image asks a server: a URL, or a member of an archive that is one."""
+    if value is None or value.get("bytes") is not None or not value.get("path"):
+        return False
+    return "://" in value["path"].split("::")[-1]
 
 
 def has_instructions(dataset) -> bool:
@@ -142,21 +191,110 @@ def has_instructions(dataset) -> bool:
     return INSTRUCTION_COLUMN in dataset.column_names
 
 
+def image_name(value) -> Optional[str]:
+    """An image's name as the builders store it (``{"path", "bytes"}``): its path, or None."""
+    return value.get("path") if isinstance(value, dict) else getattr(value, "filename", None) or None
+
+
+def one_line(err: Exception) -> str:
+    """An error's words on one line, its type named where they do not say it."""
+    text = " ".join(str(err).split()) or type(err).__name__
+    return text if isinstance(err, (ValueError, OSError)) else f"{type(err).__name__}: {text}"
+
+
+class NamedErrors:
+    """A collate that names the item it fails on: the batch's rows are tried one by one to find it, and the error
+    is an ``ItemError`` naming the table, the row and the image (an error the collate already names an item in,
+    an ``ItemError``, is kept as it is)."""
+
+    def __init__(self, collate, table: Side):
+        self.collate, self.table = collate, table
+
+    def __call__(self, rows):
+        """``collate(rows)``, or the one line naming the item it fails on."""
+        try:
+            return self.collate(rows)
+        except ItemError:
+            raise
+        except Exception as err:
+            culprit = next((row for row in rows if self._fails(row)), None)
+            if culprit is None:
+                raise
+            image = f" (image {culprit.image_name})" if culprit.image_name else ""
+            raise ItemError(
+                f"{self.table.config} {self.table.id_column}={culprit.id}{image}: the model's input cannot be made "
+                f"from it ({one_line(err)})."
+            ) from None
+
+    def _fails(self, row) -> bool:
+        try:
+            self.collate([row])
+        except Exception:
+            return True
+        return False
+
+
+def worker_errors(batches):
+    """``batches`` (a DataLoader's), each error a worker raised re-raised as the main process would have raised it:
+    its own type and words, not torch's "Caught ... in DataLoader worker process N" and the worker's traceback."""
+    iterator = iter(batches)
+    while True:
+        try:
+            batch = next(iterator)
+        except StopIteration:
+            return
+        except Exception as err:
+            original = from_worker(err)
+            if original is None:
+                raise
+            raise original from None
+        yield batch
+
+
+def from_worker(err: Exception) -> Optional[Exception]:
+    """The error a DataLoader worker raised, rebuilt from the one torch re-raises in the main process (its message
+    is "Caught <type> in DataLoader worker process N.\nOriginal Traceback ..."), or None for any other error."""
+    text = err.args[0] if err.args and isinstance(err.args[0], str) else str(err)
+    if not text.startswith(f"Caught {type(err).__name__} in DataLoader worker process") or "\nOriginal " not in text:
+        return None
+    kind = type(err)
+    qualified = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    start = text.rfind(f"\n{qualified}: ")
+    words = text[start + len(qualified) + 3 :].strip() if start >= 0 else ""
+    if issubclass(kind, KeyError):  # a traceback shows the key's repr
+        import ast
+
+        try:
+            return kind(ast.literal_eval(words))
+        except (ValueError, SyntaxError):
+            pass
+    try:
+        return kind(words)
+    except Exception:
+        return ValueError(words)
+
+
 def loader(items: Items, collate, batch_size: int, num_workers: int, pin_memory: bool):
     """Batches in dataset order; ``collate`` (image preparation, the model's processor, tokenising) runs in the
     workers, so the main process only receives ready tensors (in pinned memory on CUDA, to be moved without
-    waiting)."""
-    return torch.utils.data.DataLoader(
-        items,
-        batch_size=batch_size,
-        shuffle=False,
-        num_workers=num_workers,
-        collate_fn=collate,
-        pin_memory=pin_memory,
-        persistent_workers=False,
-        prefetch_factor=2 if num_workers else None,  # two batches ready per worker: enough, and bounded memory
-        multiprocessing_context=worker_context(num_workers),
-        worker_init_fn=keep_freed_memory if num_workers else None,
+    waiting). Remote archives' ``hf://`` parts are resolved before the workers start, so each inherits where to
+    read them. An item a worker cannot read or prepare ends the iteration in the one line the main process would
+    give (``NamedErrors``, ``worker_errors``)."""
+    if num_workers:
+        resolve_hub_files()
+    return worker_errors(
+        torch.utils.data.DataLoader(
+            items,
+            batch_size=batch_size,
+            shuffle=False,
+            num_workers=num_workers,
+            collate_fn=NamedErrors(collate, items.table),
+            pin_memory=pin_memory,
+            persistent_workers=False,
+            prefetch_factor=2 if num_workers else None,  # two batches ready per worker: enough, and bounded memory
+            multiprocessing_context=worker_context(num_workers),
+            worker_init_fn=keep_freed_memory if num_workers else None,
+        )
     )
 
 

@@ -41,6 +41,12 @@ def setup(device=None) -> Context:
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     if device is None:
         device = f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
+    elif torch.device(device).type == "cuda" and not torch.cuda.is_available():
+        built = "" if torch.version.cuda else ", a build without CUDA"
+        raise ValueError(
+            f"--device {device}: CUDA is not available here (torch {torch.__version__}{built}); give --device cpu, or "
+            "leave --device out to run where CUDA is."
+        )
     elif torch.device(device) == torch.device("cuda"):  # --device cuda: this process's GPU (set_device needs one)
         device = f"cuda:{local_rank}"
     context = Context.from_launcher(device)
@@ -120,8 +126,11 @@ def barrier(context: Context):
 TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
-def resolve_dtype(name: str, device: torch.device) -> torch.dtype:
-    """``auto``: bfloat16 on CUDA, float32 elsewhere; any other name its own dtype."""
+def resolve_dtype(name: str, device: torch.device, preset: str | None = None) -> torch.dtype:
+    """``auto``: the preset's dtype where it names one (PreFLMR's float32, as its authors load it), else bfloat16
+    on CUDA and float32 elsewhere; any other name its own dtype."""
     if name == "auto":
+        if preset is not None:
+            return TORCH_DTYPES[preset]
         return torch.bfloat16 if device.type == "cuda" else torch.float32
     return TORCH_DTYPES[name]

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 import mmr_cache
+from mmrhub.retrieve.finite import all_finite
 from mmrhub.writing import new_entry
 
 logger = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ def load_entry(folder: Path, key: str, meta: dict, name: str):
         array = np.load(folder / name, mmap_mode="r")
     except (OSError, ValueError):
         return None
-    if array.dtype != np.float32:
+    if array.dtype != np.float32 or not all_finite(array):  # NaN values (an older mmrhub cached them) are never served
         return None
     return entry[0], np.array(array, dtype=np.float32)  # a writable copy, not the read-only map
 

@@ -12,12 +12,13 @@ float32, so similarities are computed in float32 whatever the model's dtype.
 """
 
 import inspect
-import os
 
 import torch
 import torch.nn.functional as F
 
-from mmrhub.retrieve.images import EXIF_APPLY
+from mmrhub.records.provenance import model_identity
+from mmrhub.retrieve.data_loading import CORPUS
+from mmrhub.retrieve.data_loading import QUERIES
 from mmrhub.retrieve.images import SquareImages
 from mmrhub.retrieve.model_inputs import Compact
 from mmrhub.retrieve.model_inputs import image_identity
@@ -26,17 +27,13 @@ from mmrhub.retrieve.model_inputs import refuse_pixel_budget
 from mmrhub.retrieve.model_inputs import rgb
 from mmrhub.retrieve.model_inputs import to_device
 from mmrhub.retrieve.model_inputs import with_text
-from mmrhub.retrieve.model_loading import damaged_files
-from mmrhub.retrieve.multi_vector import build_preflmr
+from mmrhub.retrieve.model_loading import build_model
+from mmrhub.retrieve.presets import EXIF_APPLY
 from mmrhub.retrieve.presets import Preset
 from mmrhub.retrieve.presets import instruction
-from mmrhub.retrieve.provenance import model_identity
 from mmrhub.retrieve.token_budget import fitted
 from mmrhub.retrieve.token_budget import most_image_tokens
 from mmrhub.retrieve.token_budget import surely_fits
-
-QUERIES = "queries"
-CORPUS = "corpus"
 
 
 def fuse(image, text, has_text, weight: float):
@@ -96,6 +93,7 @@ class DualEncoder:
     """``transformers`` backend: CLIP-style dual encoders (CLIP, Chinese-CLIP, SigLIP) with get_*_features."""
 
     backend = "transformers"
+    row_instructions = False  # each role's instruction, never a row's own
 
     def __init__(self, model_id, settings: Preset, revision=None, device="cpu", dtype=torch.float32, text_weight=0.5):
         from transformers import AutoModel
@@ -118,7 +116,7 @@ class DualEncoder:
         self.max_length = settings.max_length or _model_max_length(self.tokenizer, self.model.config)
         # SigLIP was trained on texts padded to max_length; its pooled vector changes with the padding.
         self.padding = "max_length" if model_type == "siglip" or settings.pad_to_max_length else True
-        self.image_kwargs = _image_kwargs(settings, self.model.config)
+        self.image_kwargs = _image_kwargs(settings)
         self.prepare_image = rgb
         if settings.square_resize:
             self.prepare_image = SquareImages(self.model.config.vision_config.image_size, settings.resample)
@@ -156,6 +154,10 @@ class DualEncoder:
             self.prepare_image,
         )
 
+    def reads_images(self, role: str) -> bool:
+        """Whether ``role``'s images are read: every item's is."""
+        return True
+
     def tokenizers(self) -> list:
         """The tokenisers its texts go through (for the unknown-token check)."""
         return [self.tokenizer]
@@ -172,7 +174,7 @@ class DualEncoder:
         return fuse(image, text, batch["has_text"].to(self.device), self.text_weight)
 
 
-def _image_kwargs(settings: Preset, config) -> dict:
+def _image_kwargs(settings: Preset) -> dict:
     """The image processor's call keywords the preset asks for: with a square resize (done before the conversion to
     RGB, ``SquareImages``), neither resize nor centre crop by the processor."""
     if not settings.square_resize:
@@ -271,6 +273,10 @@ class SentenceTransformersEncoder:
     def collate(self, role: str):
         """The DataLoader's collate: ``prepare``, run in the workers."""
         return Prepared(self, role)
+
+    def reads_images(self, role: str) -> bool:
+        """Whether ``role``'s images are read: every item's is."""
+        return True
 
     def tokenizers(self) -> list:
         """The tokenisers its texts go through (for the unknown-token check)."""
@@ -383,17 +389,10 @@ class SentenceTransformersEncoder:
         return out
 
 
-ENCODERS = {
-    "transformers": DualEncoder,
-    "sentence-transformers": SentenceTransformersEncoder,
-    "preflmr": build_preflmr,  # a multi-vector encoder (multi_vector.py); chosen by its preset
-}
+ENCODERS = {"transformers": DualEncoder, "sentence-transformers": SentenceTransformersEncoder}
 
 
 def build_encoder(backend: str, model_id: str, settings: Preset, **options):
     """The ``backend``'s encoder of ``model_id`` (a local folder by its absolute path) with the run's
     ``settings``; ``options``: its keywords."""
-    if os.path.isdir(model_id):
-        model_id = os.path.abspath(model_id)
-    with damaged_files(model_id):
-        return ENCODERS[backend](model_id, settings, **options)
+    return build_model(ENCODERS[backend], model_id, settings, **options)

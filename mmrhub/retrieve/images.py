@@ -8,8 +8,9 @@ white, ``smart_resize`` (56-81) picks the size, ``fetch_image`` (93-141) resizes
 (bicubic). transformers' own resize rounds a side under 16 pixels to 0 and so sizes thin images differently
 (a 1000x10 banner: 40 patches wide instead of 62), and it drops the alpha channel rather than laying it on white.
 
-Also here: how images are decoded (EXIF orientation applied or not, ``decoded``), and Chinese-CLIP's square resize,
-done before the conversion to RGB as its authors' transform does it (``SquareImages``).
+Also here: how images are decoded (EXIF orientation applied or not, ``decoded``), every mode turned into RGB as the
+authors' stacks turn it (``as_rgb``), and Chinese-CLIP's square resize, done before the conversion to RGB as its
+authors' transform does it (``SquareImages``).
 """
 
 import math
@@ -18,8 +19,6 @@ from io import BytesIO
 from PIL import Image
 
 from mmrhub.retrieve.presets import EXIF_APPLY
-from mmrhub.retrieve.presets import EXIF_CHOICES  # noqa: F401  (the choices, beside what they do)
-from mmrhub.retrieve.presets import EXIF_IGNORE  # noqa: F401
 
 RESIZE_RULE = "qwen-vl-utils 0.0.14: on white, smart_resize, PIL bicubic"
 MAX_RATIO = 200  # qwen-vl-utils refuses a longer side over 200 times the shorter (vision_process.py:24, 67-70)
@@ -59,13 +58,28 @@ def present(row_id, image):
     return image
 
 
+def as_rgb(image: Image.Image) -> Image.Image:
+    """``image`` in RGB as every preset's authors read it: PIL's ``convert("RGB")`` of whatever mode it has (1, L,
+    LA, P, PA, RGBA, CMYK, I;16, I, F, YCbCr, ...), then handed to an image processor of transformers 4.x, which
+    takes an RGB image as it is (``convert_to_rgb``, image_transforms.py:805-806 in 4.49 and 794-795 in 4.57).
+    PIL keeps a palette's or a PNG ``tRNS`` chunk's transparent colour in ``info["transparency"]`` through the
+    conversion, and transformers 5's ``convert_to_rgb`` lays the pixels of that colour on white: so the key is
+    dropped here, and the processor keeps the pixels PIL gave, as the authors' did."""
+    rgb = image if image.mode == "RGB" else image.convert("RGB")
+    if "transparency" in rgb.info:
+        rgb = rgb.copy() if rgb is image else rgb
+        del rgb.info["transparency"]
+    return rgb
+
+
 def on_white(image: Image.Image) -> Image.Image:
-    """RGB: an RGBA image laid on white, any other mode converted (qwen-vl-utils' ``to_rgb``)."""
+    """RGB: an RGBA image laid on white, any other mode converted (qwen-vl-utils' ``to_rgb``, vision_process.py:
+    84-90: ``convert("RGB")``, a transparent palette colour kept as its colour; ``as_rgb``)."""
     if image.mode == "RGBA":
         white = Image.new("RGB", image.size, (255, 255, 255))
         white.paste(image, mask=image.split()[3])
         return white
-    return image if image.mode == "RGB" else image.convert("RGB")
+    return as_rgb(image)
 
 
 def budget_size(height: int, width: int, min_pixels: int, max_pixels: int, factor: int = 32) -> tuple:
@@ -117,4 +131,4 @@ class SquareImages:
         image = present(row_id, image)
         if image.size != (self.side, self.side):
             image = image.resize((self.side, self.side), Image.Resampling[self.resample.upper()])
-        return image if image.mode == "RGB" else image.convert("RGB")
+        return as_rgb(image)

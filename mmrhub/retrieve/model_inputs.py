@@ -9,6 +9,7 @@ import torch
 from mmrhub.retrieve.images import RESIZE_RULE
 from mmrhub.retrieve.images import BudgetImages
 from mmrhub.retrieve.images import SquareImages
+from mmrhub.retrieve.images import as_rgb
 from mmrhub.retrieve.images import present
 from mmrhub.retrieve.presets import Preset
 
@@ -16,9 +17,8 @@ FRAMES_KEY = "mmrhub_pixel_frames"  # (frames, values of one frame a patch): pix
 
 
 def rgb(row_id, image):
-    """The item's image in RGB; an error naming the item when it has none."""
-    image = present(row_id, image)
-    return image if image.mode == "RGB" else image.convert("RGB")
+    """The item's image in RGB (``images.as_rgb``); an error naming the item when it has none."""
+    return as_rgb(present(row_id, image))
 
 
 def refuse_pixel_budget(settings: Preset, model_id: str) -> None:

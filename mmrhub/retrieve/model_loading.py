@@ -39,6 +39,19 @@ def cached_file(model_id: str, filename: str, revision=None):
     return path if isinstance(path, str) else (False if path is not None else None)
 
 
+def hub_file(model_id: str, filename: str, what: str) -> str:
+    """One file of a Hub repository (downloaded or from the cache); one line naming ``what`` when unavailable."""
+    from huggingface_hub import hf_hub_download
+
+    try:
+        return hf_hub_download(model_id, filename)
+    except Exception as error:  # offline, unknown repository, no such file: all one line
+        raise FileNotFoundError(
+            f"{what} {model_id!r}: its {filename} could not be read ({type(error).__name__}); "
+            "give a folder holding it, or download it where the Hub can be reached."
+        ) from None
+
+
 def check_reachable(model_id: str, flag: str, revision=None) -> None:
     """Before loading a Hub id: an error with the hint at once when the Hub cannot be reached and the model is not
     cached, rather than minutes of retries. A path that is no folder is named as such, not as a bad Hub id."""
@@ -122,6 +135,15 @@ def damaged_files(model_id: str, flag: str = "--model"):
             f"{flag} {model_id}: its files cannot be loaded ({type(err).__name__}: {said}); one of them "
             "(config.json, tokenizer.json, the weights) is damaged or of another model: download the model again."
         ) from err
+
+
+def build_model(factory, model_id: str, settings, **options):
+    """``factory(model_id, settings, **options)``, a local folder given by its absolute path, and a damaged file said
+    in one line (``damaged_files``): how every encoder of the pipeline is built."""
+    if os.path.isdir(model_id):
+        model_id = os.path.abspath(model_id)
+    with damaged_files(model_id):
+        return factory(model_id, settings, **options)
 
 
 @contextmanager

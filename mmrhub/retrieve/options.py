@@ -7,15 +7,19 @@ from pathlib import Path
 
 from mmrhub.cores import usable_cores
 from mmrhub.declaration import Benchmark
+from mmrhub.records.meta import check_run_replaceable
+from mmrhub.records.meta import meta_path
+from mmrhub.retrieve.presets import NONE
 from mmrhub.retrieve.presets import Preset
+from mmrhub.retrieve.presets import chosen
 from mmrhub.retrieve.presets import resolve
-from mmrhub.retrieve.provenance import check_replaceable
 from mmrhub.retrieve.run_files import default_output
-from mmrhub.run_records import meta_path
 from mmrhub.writing import check_target
 from mmrhub.writing import local_paths
 
-BACKENDS = ("sentence-transformers", "transformers")
+# --backend's choices: the single-vector encoders (encoders.ENCODERS, which imports torch; a test holds them equal).
+# A late-interaction backend (PreFLMR's) is chosen by its preset, never by --backend.
+BACKEND_CHOICES = ("sentence-transformers", "transformers")
 DEFAULT_MODELS = {
     "sentence-transformers": "Qwen/Qwen3-VL-Embedding-2B",
     "transformers": "OFA-Sys/chinese-clip-vit-large-patch14",  # MIPR is Chinese
@@ -60,6 +64,21 @@ class RunOptions:
     cache_dir: str | None = None  # None: the cache's own folder under $HF_HOME/mmrhub
     use_cache: bool = True
 
+    def check_cache_dir(self) -> None:
+        """A cache folder that cannot be one (a file, or a file where one of its folders must be) is one line before
+        any work, not a run that silently caches nothing."""
+        if not self.use_cache or not self.cache_dir:
+            return
+        path = Path(self.cache_dir)
+        for part in [path, *path.parents]:
+            if part.exists():
+                if not part.is_dir():
+                    raise NotADirectoryError(
+                        f"--cache-dir {self.cache_dir}: {part} is a file, not a folder, so nothing could be cached; "
+                        "give a folder (made if missing), or leave --cache-dir out for $HF_HOME/mmrhub."
+                    )
+                return
+
 
 @dataclass(frozen=True)
 class OutputOptions:
@@ -74,12 +93,12 @@ class OutputOptions:
         """``path``, else ``runs/<benchmark>_<last part of the model id>.json``, checked before any work: neither the
         run, its metadata nor ``stats_json`` may be one of the inputs (the data folder's tables and images, the
         candidates run, a local model folder), and a name made from the model's is refused when it holds a run of
-        another model (``check_replaceable``)."""
+        another model (``check_run_replaceable``)."""
         if self.path and not self.named_after_model:
             path = Path(self.path)
         else:
             path = Path(self.path) if self.path else default_output(data.benchmark.name, model_id)
-            check_replaceable(path, model_id)
+            check_run_replaceable(path, model_id)
         inputs = data.benchmark.data_inputs(data.folder) + local_paths([data.images_dir, candidates])
         inputs.append(Path(model_id))  # a local model folder (a Hub id names no local file)
         if not path.is_dir():
@@ -101,7 +120,7 @@ class ModelSettings:
     min_pixels: int | None = None
     max_pixels: int | None = None
     max_length: int | None = None  # tokens; text is cut, image tokens never
-    exif_orientation: str | None = None  # "apply" or "ignore" (images.EXIF_CHOICES)
+    exif_orientation: str | None = None  # "apply" or "ignore" (presets.EXIF_CHOICES)
     image_processor: str | None = None  # PreFLMR: Hub id or folder of the CLIP image processor
     default_instruction: bool = False  # every query gets the preset's instruction, not its row's own
 
@@ -110,6 +129,11 @@ class ModelSettings:
         overrides = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "preset"}
         return resolve(model_id, self.preset, role, **overrides)
 
+    def chosen_by(self, model_id: str, role: str) -> str:
+        """What chose the preset, in words ("--preset NAME", "the folder's name 'x'", ...), for the run's log."""
+        found = chosen(model_id, self.preset, role)
+        return found[1] if found else ("--preset none" if self.preset == NONE else "no preset names this model")
+
 
 @dataclass(frozen=True)
 class RetrieveOptions:
@@ -117,7 +141,7 @@ class RetrieveOptions:
 
     data: DataOptions
     model: str  # Hub id or local folder
-    backend: str = "sentence-transformers"  # one of BACKENDS
+    backend: str = "sentence-transformers"  # one of BACKEND_CHOICES
     revision: str | None = None
     settings: ModelSettings = field(default_factory=ModelSettings)
     text_weight: float = 0.5  # fusion of separate image and text vectors
@@ -143,6 +167,7 @@ class RerankOptions:
     batch_size: int = 16  # pairs per forward pass
     top_n: int | None = None  # None: the whole pool
     chunk_queries: int = 64  # queries per cached chunk of scores
+    shared_prefix: bool = True  # each query's prefix computed once for all its candidates, where the model allows
     runtime: RunOptions = field(default_factory=RunOptions)
     output: OutputOptions = field(default_factory=OutputOptions)
 

@@ -7,70 +7,57 @@ from functools import partial
 import torch
 from tqdm.auto import tqdm
 
+from mmrhub.records.meta import write_meta
+from mmrhub.records.provenance import candidates_record
+from mmrhub.records.provenance import data_record
+from mmrhub.records.provenance import environment_record
+from mmrhub.records.provenance import options_record
 from mmrhub.retrieve import distributed
-from mmrhub.retrieve import multi_vector
+from mmrhub.retrieve.data_loading import CORPUS
+from mmrhub.retrieve.data_loading import QUERIES
 from mmrhub.retrieve.data_loading import Items
 from mmrhub.retrieve.data_loading import LoadedSide
 from mmrhub.retrieve.data_loading import load_both_sides
 from mmrhub.retrieve.data_loading import loader
 from mmrhub.retrieve.data_loading import read_truth
 from mmrhub.retrieve.distributed import resolve_dtype
-from mmrhub.retrieve.embedding_cache import EmbeddingCache
-from mmrhub.retrieve.encoders import CORPUS
-from mmrhub.retrieve.encoders import QUERIES
-from mmrhub.retrieve.encoders import build_encoder
-from mmrhub.retrieve.maxsim import PackedTokens
+from mmrhub.retrieve.finite import check as check_finite
+from mmrhub.retrieve.late_interaction.search import TOKEN_BACKENDS
+from mmrhub.retrieve.late_interaction.search import LateInteractionSearch
 from mmrhub.retrieve.model_loading import check_reachable
-from mmrhub.retrieve.multi_vector import CorpusTokens
-from mmrhub.retrieve.multi_vector import QueryTokens
-from mmrhub.retrieve.multi_vector import TokenCache
 from mmrhub.retrieve.options import RetrieveOptions
 from mmrhub.retrieve.progress import Phases
 from mmrhub.retrieve.progress import score_and_record
-from mmrhub.retrieve.provenance import candidates_record
-from mmrhub.retrieve.provenance import data_record
-from mmrhub.retrieve.provenance import environment_record
-from mmrhub.retrieve.provenance import options_record
-from mmrhub.retrieve.provenance import write_meta
+from mmrhub.retrieve.run_files import check_candidates
 from mmrhub.retrieve.run_files import rankings
 from mmrhub.retrieve.run_files import read_pools
+from mmrhub.retrieve.single_vector import SingleVectorSearch
 from mmrhub.retrieve.subsets import chosen_queries
 from mmrhub.retrieve.subsets import is_subset
 from mmrhub.retrieve.subsets import pooled_rows
 from mmrhub.retrieve.subsets import renumbered
 from mmrhub.retrieve.subsets import rows_of
 from mmrhub.retrieve.token_budget import unknown_tokens_warning
-from mmrhub.retrieve.topk import exact_topk
-from mmrhub.retrieve.topk import faiss_topk
-from mmrhub.retrieve.topk import pool_topk
 from mmrhub.scoring.runs.writing import write_run
 
-
-class Rows:
-    """What ``embed`` keeps of a single-vector encoder's batches: (n, dim) rows, gathered in order."""
-
-    def __init__(self, context):
-        self.context = context
-
-    def each(self, output):
-        """One batch's vectors, as they are."""
-        return output
-
-    def join(self, parts: list) -> torch.Tensor:
-        """Every rank's rows, in order."""
-        local = torch.cat(parts) if parts else torch.empty((0, 0), device=self.context.device)
-        return distributed.gather_rows(local, self.context)
+ITEM = {QUERIES: "the query", CORPUS: "the corpus item"}  # an item of each side, in messages
 
 
-def embed(side: LoadedSide, role, encoder, context, options: RetrieveOptions, phases, kept=None):
-    """This rank's shard through the encoder, gathered in order: (len(side.dataset), dim) float32 on the device,
-    or what ``kept`` (``each`` batch's output, ``join``ed) makes of it (multi_vector's). Inputs are prepared by
-    the DataLoader workers (``encoder.collate``); this process moves them and runs the model."""
-    kept = kept or Rows(context)
+def search_for(backend: str, options: RetrieveOptions, context):
+    """The kind of search ``backend``'s encoder makes: late interaction (token vectors, MaxSim) or single vectors.
+    Chosen once a run; it holds all that differs between the two."""
+    kind = LateInteractionSearch if backend in TOKEN_BACKENDS else SingleVectorSearch
+    return kind(options, context)
+
+
+def embed(side: LoadedSide, role: str, encoder, context, options: RetrieveOptions, phases, kept):
+    """This rank's shard through the encoder, each batch's output kept by ``kept`` (``each``) and every rank's
+    gathered in order (``join``): the search kind's keeper. Inputs are prepared by the DataLoader workers
+    (``encoder.collate``); this process moves them and runs the model."""
     if context.is_main:
         check_texts(side, role, encoder, options.model, phases)
-    instructions = role == QUERIES and getattr(encoder, "row_instructions", False)
-    images = getattr(encoder, "reads_images", lambda role: True)(role)
+    instructions = role == QUERIES and encoder.row_instructions
+    images = encoder.reads_images(role)
     items = Items(distributed.shard(side.dataset, context), side.table, encoder.orientation, instructions, images)
     if instructions and items.instruction_column:
         phases.say(f"[embed {role}] each query's instruction: its own '{items.instruction_column}' (the preset's)")
@@ -84,7 +71,10 @@ def embed(side: LoadedSide, role, encoder, context, options: RetrieveOptions, ph
     desc = f"embed {role}" + (f" (rank 0 of {context.world_size})" if context.distributed else "")
     with tqdm(total=len(items), desc=desc, unit="item", disable=not context.is_main) as bar:
         for batch in batches:
-            vectors.append(kept.each(encoder.encode(batch, role)))
+            output = encoder.encode(batch, role)  # token encoders: (vectors, kept mask)
+            values, ids = output[0] if isinstance(output, tuple) else output, batch["ids"]
+            check_finite(values, options.model, lambda row: f"{ITEM[role]} {ids[row]!r}")
+            vectors.append(kept.each(output))
             bar.update(len(batch["ids"]))
     gathered = kept.join(vectors)
     phases.done(f"embed {role}", len(side.dataset), started, f" ({context.world_size} process(es))")
@@ -100,66 +90,33 @@ def check_texts(side: LoadedSide, role: str, encoder, model_id: str, phases) -> 
             phases.warn(warning)
 
 
-def corpus_embeddings(corpus: LoadedSide, encoder, context, options: RetrieveOptions, phases, rows=None):
-    """The corpus vectors on rank 0 (None on the others), read from the cache, or embedded and then cached; a
-    multi-vector encoder's as PackedTokens. ``rows``: only these corpus rows are ranked (a candidates run's pools;
-    never with a multi-vector encoder): the whole corpus's cached vectors serve them when cached, else only these
-    rows are embedded (and cached as an entry of their own)."""
-    multi = getattr(encoder, "multi_vector", False)
+def corpus_embeddings(corpus: LoadedSide, encoder, context, options: RetrieveOptions, phases, kind, rows=None):
+    """(the corpus vectors on rank 0, None on the others; the cache to write them to once the queries are embedded
+    too, or None): read from the cache, or embedded, as the search ``kind`` keeps them. ``rows``: only these corpus
+    rows are ranked (a candidates run's pools): the whole corpus's cached vectors serve them when cached, else only
+    these rows are embedded (and cached as an entry of their own)."""
     sides = [(corpus, None)] if rows is None else [(corpus, rows), (rows_of(corpus, rows), None)]
     cache = None
     for side, take in sides:
-        cache = corpus_cache(side, encoder, context, options)
+        cache = kind.cache(side, encoder) if options.runtime.use_cache and context.is_main else None
         cached = cache.load() if cache is not None else None
         if distributed.broadcast(cached is not None, context):
             if not context.is_main:
-                return None  # only rank 0 searches
+                return None, None  # only rank 0 searches
             phases.say(f"[embed corpus] {len(cached):,} embeddings reused from {cache.folder}")
             phases.stats["embed corpus"] = {"items": 0, "cached": len(cached)}
-            if multi:
-                return cached
-            vectors = torch.from_numpy(cached)
-            return vectors if take is None else vectors[torch.tensor(take, dtype=torch.int64)]
+            return kind.from_cache(cached, take), None
     side = sides[-1][0]
     if rows is not None:
         phases.say(f"[embed corpus] the {len(side.ids):,} items the candidates' pools name, of {len(corpus.ids):,}")
-    vectors = embed(side, CORPUS, encoder, context, options, phases, CorpusTokens(encoder, context) if multi else None)
-    if cache is not None:
-        if cache.save(vectors if multi else vectors.cpu().numpy()):
-            phases.say(f"[embed corpus] cached in {cache.folder}")
-    return vectors
+    return embed(side, CORPUS, encoder, context, options, phases, kind.keeper(CORPUS, encoder)), cache
 
 
-def corpus_cache(corpus: LoadedSide, encoder, context, options: RetrieveOptions):
-    """The embedding cache of these corpus items on rank 0 (None elsewhere, or with --no-cache)."""
-    runtime = options.runtime
-    if not (runtime.use_cache and context.is_main):
-        return None
-    kind = TokenCache if getattr(encoder, "multi_vector", False) else EmbeddingCache
-    return kind(runtime.cache_dir, encoder.identity, corpus.fingerprint, len(corpus.dataset))
-
-
-def search(queries, corpus, options: RetrieveOptions, pools, context, phases):
-    """(scores, indices) on CPU: each query's pool ranked, or the exact top-k of the whole corpus (a multi-vector
-    encoder's: exact MaxSim)."""
+def search(queries, corpus, pools, kind, phases):
+    """(scores, indices) on CPU, as the search ``kind`` ranks: each query's pool, or the whole corpus."""
     started = time.perf_counter()
-    if isinstance(corpus, PackedTokens):
-        scores, indices = multi_vector.search(queries, corpus, options.top_k, context.device)
-        how = f"exact MaxSim top-{options.top_k} on {context.device}, passages in {corpus.vectors.dtype}"
-        phases.done("search", len(scores), started, f" ({how}, {len(corpus):,} corpus items)")
-        return scores, indices
-    queries, corpus = queries.to(context.device), corpus.to(context.device)
-    if pools is not None:
-        scores, indices = pool_topk(queries, corpus, pools.to(context.device))
-        how = f"rerank {pools.shape[1]} candidates"
-    elif options.search == "faiss":
-        scores, indices = faiss_topk(queries, corpus, options.top_k)
-        how = f"faiss IndexFlatIP top-{options.top_k}"
-    else:
-        scores, indices = exact_topk(queries, corpus, options.top_k)
-        how = f"exact top-{options.top_k} on {context.device}"
-    scores, indices = scores.cpu(), indices.cpu()
-    phases.done("search", len(queries), started, f" ({how}, {len(corpus):,} corpus items)")
+    scores, indices, how = kind.search(queries, corpus, pools)
+    phases.done("search", len(scores), started, f" ({how}, {len(corpus):,} corpus items)")
     return scores, indices
 
 
@@ -170,7 +127,8 @@ def run(options: RetrieveOptions) -> int:
 
 def _run(options: RetrieveOptions, context) -> int:
     phases = Phases(context)
-    dtype = resolve_dtype(options.runtime.dtype, context.device)
+    settings = options.settings.resolve(options.model, "embedding")
+    dtype = resolve_dtype(options.runtime.dtype, context.device, settings.dtype)
     if context.device.type == "cpu":
         phases.say(
             f"CUDA is not available: running on CPU ({dtype}, {torch.get_num_threads()} threads)."
@@ -183,6 +141,8 @@ def _run(options: RetrieveOptions, context) -> int:
 
     data = options.data
     run_path = options.output.run_path(data, options.model, options.candidates) if context.is_main else None
+    options.runtime.check_cache_dir()
+    check_candidates(options.candidates)
     queries, corpus = load_both_sides(data, context)
     all_queries = len(queries.ids)
     queries = chosen_queries(queries, options.queries, options.query_ids)
@@ -191,15 +151,16 @@ def _run(options: RetrieveOptions, context) -> int:
     pooled = pooled_rows(pools) if pools is not None else None
 
     started = time.perf_counter()
-    settings = options.settings.resolve(options.model, "embedding")
+    phases.say(
+        f"[load model] preset {settings.name}, chosen by {options.settings.chosen_by(options.model, 'embedding')}"
+    )
     backend = settings.backend or options.backend
-    multi = backend in multi_vector.BACKENDS
-    if multi:
-        refuse_with_tokens(options, pools)
+    kind = search_for(backend, options, context)
+    kind.refuse(pools)
     check_reachable(options.model, "--model", options.revision)
     if settings.image_processor:
         check_reachable(settings.image_processor, "--image-processor")
-    encoder = build_encoder(
+    encoder = kind.build_encoder(
         backend,
         options.model,
         settings,
@@ -210,16 +171,19 @@ def _run(options: RetrieveOptions, context) -> int:
     )
     phases.done("load model", 0, started, f" ({backend}: {options.model})")
 
-    corpus_vectors = corpus_embeddings(corpus, encoder, context, options, phases, pooled)
-    query_vectors = embed(queries, QUERIES, encoder, context, options, phases, QueryTokens(context) if multi else None)
+    corpus_vectors, cache = corpus_embeddings(corpus, encoder, context, options, phases, kind, pooled)
+    query_vectors = embed(queries, QUERIES, encoder, context, options, phases, kind.keeper(QUERIES, encoder))
     if not context.is_main:
         return 0
+    # cached once every vector of the run is known finite (a model whose query side gives NaN leaves no entry)
+    if cache is not None and cache.save(kind.to_cache(corpus_vectors)):
+        phases.say(f"[embed corpus] cached in {cache.folder}")
 
     if pooled is not None:  # the vectors are the pooled rows': the pools and ids follow
         pools, ranked = renumbered(pools, pooled, len(corpus.ids)), [corpus.ids[row] for row in pooled]
     else:
         ranked = corpus.ids
-    scores, indices = search(query_vectors, corpus_vectors, options, pools, context, phases)
+    scores, indices = search(query_vectors, corpus_vectors, pools, kind, phases)
     ids, values = rankings(ranked, scores, indices)
     output = write_run(run_path, queries.ids, ids, values)
     write_meta(
@@ -229,9 +193,9 @@ def _run(options: RetrieveOptions, context) -> int:
         encoder.identity,
         settings,
         backend=backend,
-        **({"search": multi_vector.search_record(corpus_vectors)} if multi else {}),
+        **kind.record(corpus_vectors),
         options=options_record(options),
-        data=data_record(data, queries, corpus),
+        data=data_record(data, queries, corpus, (encoder.reads_images(QUERIES), encoder.reads_images(CORPUS))),
         **candidates_record(options.candidates),
         **environment_record(context.device, dtype),
     )
@@ -244,14 +208,3 @@ def _run(options: RetrieveOptions, context) -> int:
         options = replace(options, output=replace(options.output, score=False))
     score_and_record(options, truth, output, settings, context, dtype, phases, backend=backend)
     return 0
-
-
-def refuse_with_tokens(options: RetrieveOptions, pools) -> None:
-    """What a multi-vector (MaxSim) run cannot do yet, in one line each."""
-    if pools is not None:
-        raise ValueError(
-            "--candidates: PreFLMR ranks the whole corpus (exact MaxSim); leave --candidates out, or rerank its run "
-            "with `mmrhub rerank`."
-        )
-    if options.search != "torch":
-        raise ValueError(f"--search {options.search}: PreFLMR searches with exact MaxSim (maxsim.py); leave --search.")

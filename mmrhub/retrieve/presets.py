@@ -9,19 +9,22 @@ Sources (read at these commits; line numbers refer to them):
   CE  OFA-Sys/Chinese-CLIP@31863c7 cn_clip/eval/data.py
   QV  qwen-vl-utils 0.0.14 vision_process.py (the authors' image loading)
   QI  QwenLM/Qwen3-VL-Embedding@8ce3aab src/evaluation/mmeb_v2/data/datasets/image_i2i_vg_dataset.py
+  QT  QwenLM/Qwen3-VL-Embedding@8ce3aab src/evaluation/mmeb_v2/data/datasets/image_i2t_eval.py
   FE  LinWeizheDragon/FLMR@be4b748 examples/example_use_preflmr.py
   FM  LinWeizheDragon/FLMR@be4b748 flmr/models/flmr/modeling_flmr.py
-  FI  LinWeizheDragon/FLMR@be4b748 flmr/models/flmr/modeling_flmr_for_indexing.py
 
-A preset follows from the model id (``preset_for``); ``--preset NAME`` picks one for a local folder and
-``--preset none`` keeps the checkpoint's own settings. Imports nothing heavy.
+A preset follows from the model (``chosen``: a checkpoint's config.json model_type, or the model's own name, never a
+parent folder's); ``--preset NAME`` picks one for any model and ``--preset none`` keeps the checkpoint's own
+settings. Imports nothing heavy.
 """
 
+import json
 import re
 import unicodedata
 from dataclasses import asdict
 from dataclasses import dataclass
 from dataclasses import replace
+from pathlib import Path
 
 NONE = "none"
 # EXIF orientation (images.decoded): ``apply`` turns a tagged photo upright, as ``datasets`` does on decode
@@ -52,11 +55,12 @@ class Preset:
     pad_to_max_length: bool = False  # dual encoders: texts padded to max_length, as the authors' tokenizer does
     punctuate: bool = False  # instructions end in punctuation (a '.' appended otherwise)
     add_generation_prompt: bool = False  # chat models: the assistant's turn opened after the input
-    exif_orientation: str | None = None  # "apply" or "ignore" (images.py); None: "apply", as datasets decodes
+    exif_orientation: str | None = None  # one of EXIF_CHOICES (images.decoded); None: "apply", as datasets decodes
     pooling: str | None = None  # what the vector is: recorded, the checkpoint's modules compute it
     score: str | None = None  # what a reranker's score is: recorded, the checkpoint's modules compute it
     backend: str | None = None  # the encoder the family needs whatever --backend says (None: --backend's)
     image_processor: str | None = None  # PreFLMR: the CLIP image processor (None: the config's vision_model_version)
+    dtype: str | None = None  # the model's dtype under --dtype auto (None: bfloat16 on CUDA, float32 elsewhere)
     sources: tuple = ()  # (setting, "file:line") pairs
 
     def settings(self) -> dict:
@@ -84,7 +88,7 @@ QWEN3_VL_EMBEDDING = Preset(
     max_length=8192,
     punctuate=True,
     add_generation_prompt=True,
-    exif_orientation="ignore",
+    exif_orientation=EXIF_IGNORE,
     pooling="last token, L2-normalised",
     sources=(
         ("query_instruction", "QM:173 (the instruction their example gives queries)"),
@@ -123,14 +127,15 @@ QWEN3_VL_RERANKER = Preset(
     min_pixels=_QWEN_MIN_PIXELS,
     max_pixels=_QWEN_MAX_PIXELS,
     max_length=10240,
-    exif_orientation="ignore",
+    exif_orientation=EXIF_IGNORE,
     score='sigmoid(logit("yes") - logit("no")) at the last token',
     sources=(
         ("query_instruction", "QR:85 (default_instruction)"),
         (
             "row_instructions",
-            "ER:91 (each query's own instruction taken from its sample), ER:131-135 (passed with the query), QR:383, "
-            "QR:346-351 (it fills '<Instruct>: ', the default only where it is empty)",
+            "ER:91 (each query's own instruction taken from its sample, stripped as their loader strips it, "
+            "QT:20), ER:131-135 (passed with the query), QR:383, QR:346-351 (it fills '<Instruct>: ', the default "
+            "only where it is empty)",
         ),
         ("system_prompt", "QR:334-340"),
         ("conversation", "QR:349-370 ('<Instruct>: ', '<Query>:', '\\n<Document>:'; image before text QR:295-317)"),
@@ -154,7 +159,7 @@ CHINESE_CLIP = Preset(
     square_resize=True,
     resample="bicubic",
     pad_to_max_length=True,
-    exif_orientation="ignore",
+    exif_orientation=EXIF_IGNORE,
     sources=(
         ("max_length", "CC:145 (context_length=52; 'all baseline models use 52', CC:153)"),
         ("pad_to_max_length", "CC:166-170"),
@@ -172,18 +177,28 @@ PREFLMR = Preset(
     name="preflmr",
     role="embedding",
     row_instructions=True,
-    exif_orientation="ignore",
+    exif_orientation=EXIF_IGNORE,
     pooling="none: every kept token's vector, L2-normalised (late interaction)",
     score="exact MaxSim: the sum over the query's kept tokens of the best inner product with the passage's kept tokens",
     backend="preflmr",
+    dtype="float32",
     sources=(
+        (
+            "dtype",
+            "FE:245-249 (from_pretrained without a dtype: float32); at ViT-G's widths bfloat16 moved scores by up to "
+            "1.9% of a query's largest and changed the top-10 set of 19 of 30 queries (bench/preflmr_dtype.py)",
+        ),
         (
             "row_instructions",
             "FE:261-264 (each query's own instruction, stripped, ending in ':', ':' replaced by the config's "
             "mask_instruction_token), FE:266-271 (then the question)",
         ),
         ("lengths", "FE:68 (doc_maxlen=512: passages' tokens); queries: the checkpoint config's query_maxlen"),
-        ("image_processor", "FE:250, FI:68 (AutoImageProcessor of the config's vision_model_version)"),
+        (
+            "image_processor",
+            "FE:250 (the query image processor: AutoImageProcessor of the name the example is given); by default "
+            "the config's vision_model_version, the CLIP its vision tower is",
+        ),
         ("exif_orientation", "FE:291 (Image.open(path).convert('RGB'): no EXIF transpose of the files they read)"),
         ("query without image", "FE:288-289 (a black 336 x 336 image)"),
         ("passage_dtype", "FM:1338-1339 (passage vectors cast to half on a GPU; float32 on CPU)"),
@@ -197,13 +212,17 @@ PREFLMR = Preset(
 PRESETS = {preset.name: preset for preset in (QWEN3_VL_EMBEDDING, QWEN3_VL_RERANKER, CHINESE_CLIP, PREFLMR)}
 PRESET_CHOICES = (*PRESETS, NONE)
 
-# A model id (or a folder path) -> its family; matched anywhere in the id, case-insensitively.
+# A model's own name (a folder's, or a Hub repo's) -> its family, matched case-insensitively; never a parent
+# folder's name: a Chinese-CLIP folder kept under runs/preflmr/ is no PreFLMR.
 _FAMILIES = (
     (re.compile(r"qwen3-vl-embedding", re.IGNORECASE), QWEN3_VL_EMBEDDING),
     (re.compile(r"qwen3-vl-reranker", re.IGNORECASE), QWEN3_VL_RERANKER),
     (re.compile(r"chinese-clip", re.IGNORECASE), CHINESE_CLIP),
     (re.compile(r"preflmr", re.IGNORECASE), PREFLMR),
 )
+# A checkpoint's config.json model_type -> its family, where the type names one family alone (Qwen3-VL's type is
+# both the embedder's and the reranker's, and a plain chat model's: their names decide).
+_MODEL_TYPES = {"chinese_clip": CHINESE_CLIP, "flmr": PREFLMR}
 
 
 def resolve(model_id: str, name: str | None, role: str, default_instruction: bool = False, **overrides) -> Preset:
@@ -227,20 +246,55 @@ def instruction(preset: Preset, text: str | None) -> str | None:
 
 
 def preset_for(model_id: str, name: str | None, role: str) -> Preset | None:
-    """The preset ``name`` (``none``: no preset), else the one the model id names, else None; an error when it
-    serves the other command."""
+    """The preset ``name`` (``none``: no preset), else the one the model names (``chosen``), else None; an error
+    when it serves the other command."""
+    found = chosen(model_id, name, role)
+    return found[0] if found else None
+
+
+def chosen(model_id: str, name: str | None, role: str):
+    """(preset, what decided it) or None: ``--preset NAME``; else a local checkpoint's config.json ``model_type``
+    where it names one family; else the model's own name (a folder's name, or a Hub repo's), never a parent
+    folder's. An error, saying what decided, when the preset serves the other command."""
     if name == NONE:
         return None
-    if name is not None:
-        preset = PRESETS[name]
-    else:
-        preset = next((preset for pattern, preset in _FAMILIES if pattern.search(str(model_id))), None)
-    if preset is not None and preset.role != role:
+    found = (PRESETS[name], f"--preset {name}") if name is not None else guessed(str(model_id))
+    if found is None:
+        return None
+    preset, why = found
+    if preset.role != role:
+        chose = f" (chosen by {why})" if name is None else ""
         raise ValueError(
-            f"--preset {preset.name} is for {preset.role} models, not {role} models ({model_id}); "
+            f"--preset {preset.name}{chose} is for {preset.role} models, not {role} models ({model_id}); "
             f"give --preset {NONE} or one of {', '.join(p for p, v in PRESETS.items() if v.role == role)}."
         )
-    return preset
+    return preset, why
+
+
+def guessed(model_id: str):
+    """(preset, what decided it) from the checkpoint's config.json model_type or the model's own name; or None."""
+    folder = Path(model_id)
+    if folder.is_dir():
+        model_type = _model_type(folder / "config.json")
+        if model_type in _MODEL_TYPES:
+            return _MODEL_TYPES[model_type], f"{folder / 'config.json'}'s model_type {model_type!r}"
+    own, where = model_id.rstrip("/").rsplit("/", 1)[-1], "the model's name"
+    if folder.is_dir():
+        resolved = folder.resolve()
+        own, where = resolved.name, "the folder's name"
+        repo = resolved.parent.parent.name  # huggingface_hub's cache: models--<org>--<name>/snapshots/<commit>
+        if resolved.parent.name == "snapshots" and repo.startswith("models--"):
+            own, where = repo.removeprefix("models--").replace("--", "/"), "the repo id of the cached snapshot"
+    return next(((preset, f"{where} {own!r}") for pattern, preset in _FAMILIES if pattern.search(own)), None)
+
+
+def _model_type(path: Path):
+    """A config.json's model_type, or None when it cannot be read."""
+    try:
+        found = json.loads(path.read_text(encoding="utf-8")).get("model_type")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return found if isinstance(found, str) else None
 
 
 def punctuated(instruction: str | None) -> str | None:

@@ -34,6 +34,15 @@ def rankings(corpus_ids, scores, indices):
     return ids, values
 
 
+def check_candidates(path) -> None:
+    """A --candidates run that is not there is one line before any work."""
+    if path is not None and path != "-" and not os.path.lexists(path):
+        raise FileNotFoundError(
+            f"--candidates {path}: no such file; give the run whose rankings are the pools (e.g. a retrieve run, "
+            "runs/<benchmark>_<model>.json)."
+        )
+
+
 def read_pools(path, truth, query_ids, corpus_ids):
     """Each query's candidate pool from a baseline run file, as a (queries, width) tensor of corpus indices
     (-1 pads shorter pools), in the order of ``query_ids``. The file is read and validated as ``mmrhub evaluate``
@@ -42,8 +51,8 @@ def read_pools(path, truth, query_ids, corpus_ids):
     import torch  # here: the names above serve torch-free commands (baseline's table, default paths)
 
     run = read_run(path)
-    if truth is not None:
-        validate(run, truth)
+    if truth is not None:  # a pool for every judged query: this command takes no --missing-queries
+        validate(run, truth, missing_hint="Give candidates that rank every judged query (as retrieve writes them).")
     by_query = dict(zip(run.query_ids.to_pylist(), run.rankings.to_pylist()))
     pools = [by_query.get(qid, []) for qid in query_ids]
     position = {did: i for i, did in enumerate(corpus_ids)}

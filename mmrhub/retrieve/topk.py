@@ -54,8 +54,8 @@ def exact_topk(queries: torch.Tensor, corpus: torch.Tensor, k: int, block_bytes=
     """(scores, indices), each (num_queries, min(k, num_corpus)), for float tensors on one device.
 
     On CPU the queries are split over one single-threaded BLAS + top-k pipeline per core: a multi-threaded BLAS
-    leaves its threads spinning after each product, and they slow the following ``topk`` down (bench/topk_cpu.py
-    measured 1.2x faiss that way, 1.0x this way). Rows are independent, so the result is the same.
+    leaves its threads spinning after each product, and they slow the following ``topk`` down (bench/topk_cpu.py;
+    figures in bench/README.md, "Exact top-k on CPU"). Rows are independent, so the result is the same.
     """
     workers = min(torch.get_num_threads(), len(queries))
     if queries.device.type != "cpu" or workers < 2:

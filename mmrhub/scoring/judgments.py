@@ -38,7 +38,7 @@ def contiguous_columns(table: pa.Table) -> dict:
 
 def numpy_array(values, type: pa.DataType) -> pa.Array:
     """A 1-D numpy array of ``type``'s width as an Arrow array, sharing its memory: ``pa.array`` would check it
-    against ``numpy.ma.MaskedArray``, importing numpy.ma (60-200 ms of a first call)."""
+    against ``numpy.ma.MaskedArray``, importing numpy.ma on a first call (bench/README.md, issue 39's note)."""
     values = np.ascontiguousarray(values)
     if values.ndim != 1 or values.itemsize * 8 != type.bit_width:
         raise TypeError(
@@ -66,7 +66,7 @@ def validated(kind: str, sources, read) -> dict:
     return tables
 
 
-def coverage_notes(queries_source, num_unjudged: int, list_lengths, query_ids) -> list:
+def coverage_notes(queries_source, num_unjudged: int, list_lengths) -> list:
     """Judgments that change what the means are over, said with counts rather than silently."""
     notes = []
     if num_unjudged:

@@ -104,10 +104,10 @@ def baseline_differences(baseline, record: dict) -> list:
         )
     processor = (record.get("settings") or {}).get("image_processor")
     lines.append(
-        f"Image processor: {processor} (given); the authors' indexer loads the config's vision_model_version "
-        "(modeling_flmr_for_indexing.py:68)."
+        f"Image processor: {processor} (given); the authors' example loads the query image processor it is "
+        "named (--image_processor_name, example_use_preflmr.py:250)."
         if processor
-        else "Image processor: the config's vision_model_version, as the authors' indexer loads it "
-        "(modeling_flmr_for_indexing.py:68)."
+        else "Image processor: the config's vision_model_version (the vision tower's own); the authors' example "
+        "loads the query image processor it is named (--image_processor_name, example_use_preflmr.py:250)."
     )
     return lines

@@ -45,19 +45,12 @@ def load_truth(request: ScoringRequest) -> Truth:
     return request.benchmark.read_truth(request.folder)
 
 
-def read_valid_run(
-    truth: Truth,
-    path,
-    ignore_unknown_queries: bool = False,
-    trec_order: str = "score",
-    title: str = "the benchmark",
-    missing_queries: str = "refuse",
-    sample: bool = False,
-):
-    """(run, its rankings aligned with ``truth.query_ids``); a RunError names every problem found, or, for a run that
-    is not of the data scored (``refuse_run_of_other_data``), says so in one line. ``sample``: ``truth`` is the
-    bundled sample's, scored because no --data-dir was given."""
-    run = read_run(path, trec_order)
+def read_valid_run(request: ScoringRequest, truth: Truth, path):
+    """(run, its rankings aligned with ``truth.query_ids``), read and checked as ``request`` says (its TREC order,
+    unknown and missing queries, and whether the bundled sample is scored); a RunError names every problem found,
+    or, for a run that is not of the data scored (``refuse_run_of_other_data``), says so in one line."""
+    title = request.benchmark.title
+    run = read_run(path, request.trec_order)
     if run.format == "kaggle":
         restore_stripped_ids(run, truth.corpus_ids)
         if not truth.kaggle_csv:
@@ -65,8 +58,8 @@ def read_valid_run(
                 f"{run.path} is a Kaggle CSV, M2KR's submission format: it is scored against {title} as its lists "
                 "of ids, without scores."
             )
-    refuse_run_of_other_data(run, truth, title, sample, ignore_unknown_queries)
-    return run, validate(run, truth, ignore_unknown_queries, missing_queries)
+    refuse_run_of_other_data(run, truth, title, request.sample, request.ignore_unknown_queries)
+    return run, validate(run, truth, request.ignore_unknown_queries, request.missing_queries)
 
 
 def refuse_run_of_other_data(run: Run, truth: Truth, title: str, sample: bool, ignore_unknown_queries: bool) -> None:
@@ -97,6 +90,11 @@ def refuse_run_of_other_data(run: Run, truth: Truth, title: str, sample: bool, i
             f"{title}: is it a run of another benchmark? Score it with that benchmark's command, or pass "
             "--ignore-unknown-queries to set such entries aside."
         )
+
+
+def measure_names(result: dict) -> list:
+    """The measures of a result: float values, or None where undefined (counts are ints, groups are dicts)."""
+    return [name for name, value in result.items() if value is None or isinstance(value, float)]
 
 
 def sample_scored(title: str, truth: Truth) -> str:
@@ -178,15 +176,7 @@ def read_runs(request: ScoringRequest, truth: Truth) -> ReadRuns:
         raise ValueError(f"standard input ('{STDIN}') can be read once: give it as one run at most.")
 
     def read(path):
-        return read_valid_run(
-            truth,
-            path,
-            request.ignore_unknown_queries,
-            request.trec_order,
-            request.benchmark.title,
-            request.missing_queries,
-            request.sample,
-        )
+        return read_valid_run(request, truth, path)
 
     with ReadAhead(read, [*request.runs, request.rerank, request.oracle]) as read_once:
         return _read_in_order(request, truth, read_once)

@@ -45,6 +45,42 @@ def test_bad_cutoffs_are_refused_naming_the_flag(capsys, value, message):
     assert f"argument --k: {message}" in capsys.readouterr().err
 
 
+VALUES = ["7", " 7 ", "0", "1001", "ten", "2.5", "1_000", "nan", 7, 2.5, 1e300, True, None, float("inf"), [7]]
+
+
+def outcome(convert, value):
+    """What a converter gives: ("value", v), or ("error", its message)."""
+    try:
+        return "value", convert(value)
+    except (ValueError, argparse.ArgumentTypeError) as err:
+        return "error", str(err)
+
+
+@pytest.mark.parametrize("value", VALUES)
+def test_the_commands_check_numbers_and_choices_as_the_metric_modules_do(value):
+    """The commands' converters stand apart from the metric folders, and accept and refuse alike, in the same
+    words: the metric's whole numbers, numbers and choices (``shared``, both folders alike)."""
+    from mmrhub.commands import converters
+    from mmrhub.metrics.mipr import shared
+
+    pairs = [
+        (converters.whole_number(1, 1000), lambda v: shared.whole_number(v, 1, 1000)),
+        (converters.real_number(0.0, 1.0), lambda v: shared.real_number(v, 0.0, 1.0)),
+        (converters.choice_of(("7", "ten")), lambda v: shared.one_of(v, ("7", "ten"))),
+    ]
+    for command, metric in pairs:
+        assert outcome(command, value) == outcome(metric, value)
+
+
+def test_each_benchmark_s_cutoffs_are_bounded_by_its_metric_module():
+    from mmrhub.benchmarks import BENCHMARKS
+    from mmrhub.metrics.m2kr import shared as m2kr_shared
+    from mmrhub.metrics.mipr import shared as mipr_shared
+
+    assert BENCHMARKS["mipr"].max_cutoff == mipr_shared.MAX_CUTOFF == 1000
+    assert BENCHMARKS["m2kr"].max_cutoff == m2kr_shared.MAX_CUTOFF == 1000
+
+
 def test_an_unknown_variant_is_refused(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["evaluate", "m2kr", "--variants", "recall,best"])
@@ -212,6 +248,7 @@ BENCHMARK_COMMANDS = {
     "info": ["info", "mipr"],
     "export": ["export", "mipr", "out"],
     "mteb": ["mteb", "mipr", "--model", "mteb/baseline-random-encoder"],
+    "leaderboard": ["leaderboard", "mipr", str(EMBEDDING), "-o", "board"],  # `leaderboard add` reads the board's
 }
 
 
@@ -289,7 +326,8 @@ def test_data_dir_is_declared_once_with_one_help():
     assert helps == {
         command: recorded if command == "rerun" else url if command in with_urls else folder for command in helps
     }
-    assert len(helps) == 16  # 4 scoring commands x 2 benchmarks, reproduce, mteb, rerun, info, export and 3 model ones
+    # 5 scoring commands (leaderboard's too) x 2 benchmarks, reproduce, mteb, rerun, info, export and 3 model ones
+    assert len(helps) == 18
     assert set(helps) >= {"evaluate mipr", "compare m2kr", "report mipr", "oracle m2kr", "reproduce", "mteb"}
 
 

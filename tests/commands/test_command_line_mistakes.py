@@ -369,7 +369,8 @@ def test_report_without_matplotlib_gives_the_readmes_install_line(capsys, monkey
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
     code, out, err = run_cli(capsys, "report", "mipr", EMBEDDING, "-o", tmp_path / "report.html")
     assert (code, out) == (1, "") and err.startswith(
-        'mmrhub report: error: matplotlib is not installed; the report extra brings it: pip install ".[report]"'
+        'mmrhub report: error: matplotlib is not installed; the report extra brings it: pip install ".[report]" in '
+        'the repository\'s root, or pip install "matplotlib>=3.7" where mmrhub was installed from a wheel.'
     )
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
     assert any(f"{REPORT_EXTRA} " in page.read_text(encoding="utf-8") for page in pages)  # the line users are given

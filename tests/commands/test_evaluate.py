@@ -218,6 +218,7 @@ def test_cached_tables_score_like_plain_loops_over_the_files(tmp_path, monkeypat
     # The cache keeps the judgments coded against the corpus and reordered within each query: the first call (read
     # and cache) and the second (from the cache) must both give what plain loops over the raw files give.
     from mmrhub.benchmarks import MIPR
+    from mmrhub.scoring.request import ScoringRequest
     from mmrhub.scoring.score import read_valid_run
     from mmrhub.scoring.score import score
 
@@ -225,7 +226,14 @@ def test_cached_tables_score_like_plain_loops_over_the_files(tmp_path, monkeypat
     results = []
     for _ in range(2):
         truth = MIPR.read_truth(MIPR_DIR)
-        results.append(score(MIPR, truth, read_valid_run(truth, RERANKER)[1], {"k": (10,), **reading}))
+        results.append(
+            score(
+                MIPR,
+                truth,
+                read_valid_run(ScoringRequest(MIPR, str(MIPR_DIR)), truth, RERANKER)[1],
+                {"k": (10,), **reading},
+            )
+        )
     assert len(list((tmp_path / "mmrhub" / "truth").iterdir())) == 1 and results[0] == results[1]
     category = {row["item_id"]: row["treecate_full_path"] for row in read_jsonl(MIPR_DIR / "mipr_corpus.jsonl")}
     run = {entry["qid"]: [d["did"] for d in entry["ranked"]] for entry in json.loads(RERANKER.read_text())}

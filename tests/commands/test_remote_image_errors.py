@@ -12,8 +12,11 @@ from mmrhub.cli import main
 
 
 def error_line(capsys) -> str:
-    """The command's own line on stderr (datasets' progress bars aside), checked to be its only one."""
-    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("mmrhub ")]
+    """The command's own error line on stderr (datasets' progress bars and its progress lines aside), checked to be
+    its only one."""
+    lines = [
+        line for line in capsys.readouterr().err.splitlines() if line.startswith("mmrhub ") and ": error: " in line
+    ]
     assert len(lines) == 1, lines
     assert "Traceback" not in lines[0]
     return lines[0]
@@ -70,15 +73,64 @@ def test_the_hub_offline_is_one_line(tmp_path, remote, capsys):
 def test_a_part_changed_between_directory_and_members_is_one_line(tmp_path, remote, monkeypatch, capsys):
     from mmrhub.export import parquet
 
-    real, part = parquet.read_file, remote["served"] / "query_images.zip"
+    real, part = parquet.read_many, remote["served"] / "query_images.zip"
 
-    def read_after_a_change(path, root):
+    def read_after_a_change(paths, on_error="raise"):
         status = part.stat()  # the server's ETag follows the file's modification time
         os.utime(part, ns=(status.st_atime_ns, status.st_mtime_ns + 10**9))
-        return real(path, root)
+        return real(paths, on_error)
 
-    monkeypatch.setattr(parquet, "read_file", read_after_a_change)
+    monkeypatch.setattr(parquet, "read_many", read_after_a_change)
     assert export(tmp_path, remote, remote["url"]) == 1
     line = error_line(capsys)
     assert line.startswith(f"mmrhub export: error: {remote['url']}/query_images.zip changed on the server since its")
     assert line.endswith("load it again to read the new version.")
+
+
+def test_a_stalled_server_is_one_line_naming_the_part_and_the_flag(tmp_path, remote, range_server, capsys):
+    range_server.stall_after = 10
+    assert export(tmp_path, remote, remote["url"], "--read-timeout", "0.5") == 1
+    line = error_line(capsys)
+    assert line.startswith(
+        f"mmrhub export: error: {remote['url']}/query_images.zip: no byte came from the server for 0.5 s"
+    )
+    assert line.endswith("allow a longer wait with --read-timeout SECONDS.") and "read_timeout=" not in line
+    assert "MMRHUB_READ_TIMEOUT" not in os.environ  # the flag holds for the command only
+
+
+def test_etags_that_change_with_every_answer_name_the_flag_that_accepts_them(tmp_path, remote, range_server, capsys):
+    range_server.etag_mode = "per-answer"
+    assert export(tmp_path, remote, remote["url"]) == 1
+    line = error_line(capsys)
+    assert "a different ETag from one answer to the next" in line and line.endswith(
+        "pass --no-etag-check to rely on each part's size and each member's CRC-32 instead."
+    )
+    assert export(tmp_path, remote, remote["url"], "--no-etag-check") == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("url", ["ftp://host/m2kr", "s3://bucket/m2kr"])
+def test_an_images_dir_read_in_place_nowhere_is_one_line(tmp_path, remote, url, capsys):
+    assert export(tmp_path, remote, url) == 1
+    assert error_line(capsys).startswith(
+        f"mmrhub export: error: images_dir {url}: the archives are read in place from a local folder, an http(s)://"
+    )
+
+
+def test_a_report_against_a_server_without_ranges_stops_with_the_readers_line(tmp_path, remote, range_server, capsys):
+    from _remote_m2kr import write_run
+
+    run = tmp_path / "run.json"
+    write_run(remote["data"], run, failing=4)
+    argv = ["report", "m2kr", str(run), "--data-dir", str(remote["data"]), "--images-dir", remote["url"]]
+    argv += ["--queries", "4", "-o", str(tmp_path / "page.html")]
+    range_server.ranges = False
+    assert main(argv) == 1
+    line = error_line(capsys)
+    assert line.startswith(f"mmrhub report: error: {remote['url']}/")
+    assert "the server ignores range requests" in line and "pass --download-archives" in line
+    assert "not found" not in line and "--no-check-images" not in line and not (tmp_path / "page.html").exists()
+    # what it offers works as the tests run, with HF_HUB_OFFLINE=1
+    assert os.environ["HF_HUB_OFFLINE"] == "1"
+    assert main([*argv, "--download-archives"]) == 0, capsys.readouterr().err
+    page = (tmp_path / "page.html").read_text(encoding="utf-8")
+    assert "could not be shown" not in page and page.count("data:image/jpeg;base64,") > 4

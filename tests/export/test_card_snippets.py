@@ -11,6 +11,7 @@ from _paths import ROOT
 
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.declaration import CARD_SNIPPETS
+from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.score import read_valid_run
 from mmrhub.scoring.score import score
 
@@ -50,7 +51,7 @@ def cli_scores(benchmark: str, format: str) -> dict:
     others out, MIPR scores them 0), as the card says."""
     bench = BENCHMARKS[benchmark]
     truth = bench.read_truth(bench.sample_dir)
-    _, rankings = read_valid_run(truth, ROOT / RUNS[benchmark])
+    _, rankings = read_valid_run(ScoringRequest(bench), truth, ROOT / RUNS[benchmark])
     k = (1, 10) if benchmark == "mipr" else (1, 3, 5)
     result = score(bench, truth, rankings, {"k": k})
     if (benchmark, format) == ("mipr", "mteb"):

@@ -53,3 +53,16 @@ def test_an_export_of_remote_images_keeps_the_data_folder_protected(tmp_path, ra
     err = capsys.readouterr().err
     assert code == 1 and err.count("\n") == 1
     assert str(remote["data"]) in err and "http:/" not in err.replace(remote["url"], "")
+
+
+def test_export_keeps_the_requests_asked_in_flight(tmp_path, range_server, capsys):
+    remote = remote_m2kr(tmp_path, range_server, queries=10, passages=120)
+    range_server.hold_until(8, "Web_Image.zip", patience=1)
+    argv = ["export", "m2kr", str(tmp_path / "out"), "--data-dir", str(remote["data"]), "--images-dir", remote["url"]]
+    assert main([*argv, "--max-requests", "8"]) == 0, capsys.readouterr().err
+    assert range_server.max_in_flight("Web_Image.zip") == 8  # from the server's log of starts and ends
+    archive = archives(remote["served"])["challenge_passage"]
+    touched, directory = archive.read(range_server.requests)
+    assert touched == set(archive.spans)  # every member, each once
+    moved = sum(range_server.sent(f"/{part}") for part in archive.parts) - sum(size for _, size in directory)
+    assert moved <= 1.02 * archive.member_bytes(touched)

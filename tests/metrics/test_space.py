@@ -48,7 +48,8 @@ def free_port() -> int:
 @pytest.mark.parametrize("name", NAMES)
 def test_card_names_the_gradio_the_space_extra_installs(name):
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    assert re.search(r"^space = \[(.*)\]$", pyproject, re.M).group(1) == f'"gradio=={card_sdk_version(name)}"'
+    # the OAuth extra: a leaderboard Space signs users in (mmrhub leaderboard)
+    assert re.search(r"^space = \[(.*)\]$", pyproject, re.M).group(1) == f'"gradio[oauth]=={card_sdk_version(name)}"'
     assert "gradio" not in (ROOT / "metrics" / name / "requirements.txt").read_text()  # the SDK brings it
     gradio = pytest.importorskip("gradio")
     assert gradio.__version__ == card_sdk_version(name)

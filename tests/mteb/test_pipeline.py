@@ -111,6 +111,27 @@ def test_an_export_of_other_data_is_refused_before_any_work(capsys, tmp_path, ex
     assert code == 1 and "no such folder (nor a Hub repo id, org/name)" in err
 
 
+@pytest.mark.parametrize(
+    ("card", "said"),
+    [
+        (b"---\ntags: [sample\n---\n", "its YAML header (between the `---` lines) does not parse (line 2)"),
+        (
+            b"---\ntags: [sample]\n---\n\xff\n",
+            "line 4, byte offset 23: b'\\xff' is not UTF-8; a card must be UTF-8 text. Save it as UTF-8 and run again.",
+        ),
+    ],
+)
+def test_an_export_whose_card_is_broken_is_named_before_any_work(capsys, tmp_path, exported, card, said):
+    import shutil
+
+    export = shutil.copytree(exported("mipr", "mteb"), tmp_path / "export")
+    (export / "README.md").write_bytes(card)
+    code, _, err = run_cli(
+        capsys, "mteb", "mipr", "--model", MODEL, "-o", str(tmp_path / "r.json"), "--export", str(export)
+    )
+    assert code == 1 and err.startswith(f"mmrhub mteb: error: {export}/README.md: {said}") and err.count("\n") == 1
+
+
 @pytest.mark.parametrize("target", ["README.md", "shard", "linked README.md"])
 def test_output_onto_the_export_being_scored_is_refused_before_any_work(capsys, tmp_path, exported, target):
     sample = exported("mipr", "mteb")

@@ -3,6 +3,7 @@ baseline run, as an MTEB ``SearchProtocol``), MTEB's scores equal to the benchma
 definition, its predictions turned back into the same run; their metadata; and mteb imported only when asked for."""
 
 import json
+import pickle
 import subprocess
 import sys
 
@@ -15,6 +16,7 @@ from _paths import ROOT
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.mteb.predictions import ranked
 from mmrhub.mteb.predictions import read_predictions
+from mmrhub.scoring.request import ScoringRequest
 from mmrhub.scoring.score import read_valid_run
 from mmrhub.scoring.score import score
 
@@ -60,7 +62,7 @@ def test_any_model_object_through_mteb_evaluate(benchmark, exported, tmp_path):
     scores = result.task_results[0].scores["test"][0]
     bench = BENCHMARKS[benchmark]
     truth = bench.read_truth(bench.sample_dir)
-    ours = score(bench, truth, read_valid_run(truth, RUNS[benchmark])[1], {"k": (1, 3, 5, 10)})
+    ours = score(bench, truth, read_valid_run(ScoringRequest(bench), truth, RUNS[benchmark])[1], {"k": (1, 3, 5, 10)})
     for mteb_name, measure in task.same_as.items():
         assert scores[mteb_name] == pytest.approx(ours[measure], abs=1e-5)  # MTEB rounds to five decimals
     # the predictions come back as the run that was evaluated (its top 20)
@@ -84,9 +86,38 @@ def test_task_metadata(benchmark, exported):
     metadata = task.metadata
     assert (metadata.type, metadata.category, metadata.modalities) == ("Any2AnyRetrieval", "it2it", ["image", "text"])
     assert metadata.main_score in task.same_as and metadata.eval_splits == ["test"]
+    facts = BENCHMARKS[benchmark].mteb  # the declaration's plain data, the builder's name, citation and licence
+    assert (metadata.description, metadata.reference, metadata.main_score) == (
+        facts.description,
+        facts.reference,
+        facts.main_score,
+    )
+    assert (metadata.domains, metadata.eval_langs) == (list(facts.domains), list(facts.eval_langs))
+    assert (task.same_as, task.differences) == (facts.same_as, facts.differences)
+    assert metadata.name == type(task).__name__ == builder_module(benchmark).MTEB_TASK
     assert metadata.bibtex_citation.strip() == builder_module(benchmark)._CITATION.strip()
     assert metadata.license == builder_module(benchmark)._LICENSE
     assert metadata.revision.startswith("local-") and task.top_k == 1000  # MTEB's own depth by default
     assert type(task).metadata.dataset["path"] != metadata.dataset["path"]  # the class describes, the task reads
     hub = TASKS[benchmark]("org/export", revision="abc")
     assert hub.metadata.dataset == {"path": "org/export", "revision": "abc"}
+
+
+def test_each_task_class_is_offered_once_under_its_name():
+    """``mmrhub.mteb`` offers each benchmark's class by its task's name (``__all__`` lists them), the same class
+    every time, and a pickled class is found again there."""
+    pytest.importorskip("mteb.abstasks")
+    import mmrhub.mteb
+    from mmrhub.mteb import TASKS
+    from mmrhub.mteb.tasks import task_class
+
+    assert set(TASKS) == set(BENCHMARKS)
+    assert sorted(task.__name__ for task in TASKS.values()) == sorted(
+        set(mmrhub.mteb.__all__) - {"ExportRetrieval", "TASKS"}
+    )
+    for name, task in TASKS.items():
+        assert getattr(mmrhub.mteb, task.__name__) is task is task_class(BENCHMARKS[name])
+        assert pickle.loads(pickle.dumps(task)) is task
+        assert issubclass(task, mmrhub.mteb.ExportRetrieval) and task.benchmark_name == name
+    with pytest.raises(AttributeError, match="has no attribute 'NoSuchRetrieval'"):
+        mmrhub.mteb.NoSuchRetrieval

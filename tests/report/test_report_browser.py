@@ -2,13 +2,11 @@
 stays clean, and the page shows evaluate's table and the expected gallery.
 
 Skipped without selenium, chromium and chromedriver, unless MMRHUB_REQUIRE_BROWSER=1 (CI), which makes that a
-failure. Debian: ``apt-get install -y chromium chromium-driver fonts-wqy-microhei``; ``pip install selenium``.
+failure (``_browser``).
 """
 
-import os
-import shutil
-
 import pytest
+from _browser import chromium
 from _report_helpers import EMBEDDING
 from _report_helpers import RERANKER
 from _report_helpers import evaluate_table
@@ -16,34 +14,10 @@ from _report_helpers import run_report
 
 pytest.importorskip("matplotlib")  # the report's plots
 
-REQUIRED = os.environ.get("MMRHUB_REQUIRE_BROWSER") == "1"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-DRIVER = shutil.which("chromedriver")
-
-
-def _missing() -> str:
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is not installed"
-    return "" if CHROMIUM and DRIVER else "no chromium and chromedriver on PATH"
-
 
 @pytest.fixture
 def browser():
-    missing = _missing()
-    if missing:
-        (pytest.fail if REQUIRED else pytest.skip)(missing)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,2000", "--hide-scrollbars"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    # The system driver, named explicitly: selenium would otherwise try to download one.
-    driver = webdriver.Chrome(service=Service(executable_path=DRIVER), options=options)
+    driver = chromium()
     yield driver
     driver.quit()
 

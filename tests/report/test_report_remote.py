@@ -66,3 +66,33 @@ def test_a_20_query_report_reads_only_its_thumbnails_members(where, tmp_path, re
     # Nothing of the archives was written anywhere: not in the datasets cache, not beside the page.
     assert archive_files_under(os.environ["HF_HOME"], remote["served"]) == []
     assert archive_files_under(tmp_path / "data", remote["served"]) == []
+
+
+def test_a_report_keeps_requests_in_flight_and_a_warm_one_reads_no_image(tmp_path, range_server, monkeypatch, capsys):
+    import fsspec
+
+    import m2kr_archive
+    from mmrhub.cli import main
+
+    remote = remote_m2kr(tmp_path, range_server)
+    run = tmp_path / "run.json"
+    write_run(remote["data"], run, failing=SHOWN)
+    argv = ["report", "m2kr", str(run), "--data-dir", str(remote["data"]), "--images-dir", remote["url"]]
+    argv += ["--queries", str(SHOWN), "--max-requests", "8", "-o", str(tmp_path / "report.html")]
+    range_server.reset()
+    range_server.hold_until(8, "Web_Image.zip", patience=1)
+    assert main(argv) == 0, capsys.readouterr().err
+    assert range_server.max_in_flight("Web_Image.zip") == 8  # from the server's log of starts and ends
+    first = Page((tmp_path / "report.html").read_text(encoding="utf-8"))
+    assert first.placeholders == [] and len(first.images) > SHOWN
+
+    # Again, as a new process: the zip directories come from $HF_HOME, the thumbnails from their cache.
+    monkeypatch.setattr(m2kr_archive, "_ARCHIVES", {})
+    monkeypatch.setattr(m2kr_archive, "_STATES", {})
+    fsspec.AbstractFileSystem.clear_instance_cache()
+    m2kr_archive.SplitZipFileSystem.clear_instance_cache()
+    range_server.reset()
+    assert main(argv) == 0, capsys.readouterr().err
+    assert range_server.gets() == []  # no image, no directory: HEADs only
+    again = Page((tmp_path / "report.html").read_text(encoding="utf-8"))
+    assert again.images == first.images

@@ -107,9 +107,12 @@ def reranker(tmp_path_factory):
     return Reranker(str(folder), ModelSettings().resolve(str(folder), "reranker"))
 
 
-def rerank_work(sides, top_n=5, chunk_queries=8, batch_size=6):
-    """The chunks and batches of a rerank of the sample's embedding run, as the pipeline makes them."""
-    from mmrhub.retrieve.rerank.pairs import batches
+RERANK_BATCH = 6
+
+
+def rerank_work(sides, top_n=5, chunk_queries=8):
+    """The chunks of a rerank of the sample's embedding run with their pairs' text lengths, as the pipeline makes
+    them (the workers batch them, ``RERANK_BATCH`` pairs a batch)."""
     from mmrhub.retrieve.rerank.pairs import chunks
     from mmrhub.retrieve.run_files import read_pools
 
@@ -119,7 +122,7 @@ def rerank_work(sides, top_n=5, chunk_queries=8, batch_size=6):
     work = []
     for number, chunk in enumerate(chunks([[c for c in pool if c >= 0] for pool in pools], chunk_queries, top_n)):
         lengths = [len(texts[0][q] or "") + len(texts[1][c] or "") for q, c in chunk.pairs]
-        work.append((number, chunk.pairs, batches(lengths, batch_size)))
+        work.append((number, chunk.pairs, lengths))
     return work
 
 
@@ -135,14 +138,15 @@ def test_rerank_batches_from_workers_are_the_pairs_inputs(reranker, sides):
 
     queries, corpus = (Items(side.dataset, side.table) for side in sides)
     work = rerank_work(sides)
-    stream = PairBatches(queries, corpus, work, reranker)
+    stream = PairBatches(queries, corpus, work, reranker, RERANK_BATCH)
     made = torch.utils.data.DataLoader(
         stream, batch_size=None, num_workers=2, collate_fn=as_made, multiprocessing_context=worker_context(2)
     )
     pairs_of = {number: pairs for number, pairs, _ in work}
     seen = set()
     collate = reranker.collate()
-    for chunk, positions, features in made:
+    for chunk, positions, features, path in made:
+        assert path == reranker.whole_because and len(positions) <= RERANK_BATCH  # a LLaVA reranker: whole pairs
         pairs = [pairs_of[chunk][position] for position in positions]
         rows = [(queries[q], corpus[c]) for q, c in pairs]
         assert_same_features(features, collate(rows))
@@ -161,10 +165,8 @@ def test_the_reranker_prepares_each_query_image_once(reranker, sides, monkeypatc
     monkeypatch.setattr(
         reranker, "prepare_image", lambda row_id, image: prepared.append(row_id) or prepare(row_id, image)
     )
-    batches = list(PairBatches(queries, corpus, work, reranker))
-    assert sum(len(positions) for _, _, chunk_batches in work for positions in chunk_batches) == sum(
-        len(positions) for _, positions, _ in batches
-    )
+    batches = list(PairBatches(queries, corpus, work, reranker, RERANK_BATCH))
+    assert sum(len(pairs) for _, pairs, _ in work) == sum(len(positions) for _, positions, _, _ in batches)
     query_ids = set(sides[0].ids)
     pairs = sum(len(pairs) for _, pairs, _ in work)
     shown = [row_id for row_id in prepared if row_id in query_ids]

@@ -71,9 +71,40 @@ def test_the_docs_quote_the_models_figures():
         f"{out['embed 2b m2kr items/s']:.0f} M2KR items/s",
         f"{out['embed 8b mipr items/s']:.0f} for the 8B",
         f"{out['rerank 2b mipr pairs/s']:.0f} and {out['rerank 8b mipr pairs/s']:.0f} pairs/s",
+        f"{out['rerank 2b mipr shared pairs/s']:.0f} and {out['rerank 8b mipr shared pairs/s']:.0f} pairs/s with the "
+        "shared prefix",
+        f"go from {out['rerank 2b mipr pairs/s']:.0f} to {out['rerank 2b mipr shared pairs/s']:.0f} MIPR pairs/s",
         f"{out['preflmr passages/s']:,.0f} passages/s",
         f"{out['preflmr queries/s']:.0f} queries/s",
         # the baseline's time is quoted from the H200's measured rates, beside the model's estimate
         f"estimated {out['mipr baseline 8b seconds'] / 3600:.1f} h and {out['mipr baseline 2b seconds'] / 3600:.1f} h",
     ):
         assert figure in page, figure
+
+
+@pytest.mark.parametrize("size", ["2b", "8b"])
+@pytest.mark.parametrize("kind", ["mipr", "m2kr"])
+def test_the_shared_prefix_costs_the_whole_pair_for_one_candidate(size, kind):
+    """Prefix once, then the suffix attending to it, is the whole sequence's work: with one candidate a query the
+    shared path costs what the whole pair does, to the FLOP; with fifty, its vision tower runs the query image once
+    for all of them."""
+    query, document = (flop_model.IMAGES[name] for name in flop_model.RERANK_IMAGES[kind])
+    texts = flop_model.rerank_texts(kind)
+    whole = flop_model.qwen_rerank(size, query, document, sum(texts))
+    one = flop_model.qwen_rerank_shared(size, query, document, texts, candidates=1)
+    assert (one.vision, one.language) == pytest.approx((whole.vision, whole.language), rel=1e-12)
+    fifty = flop_model.qwen_rerank_shared(size, query, document, texts, candidates=50)
+    query_vision = flop_model.qwen_vision_tflop(size, query)
+    assert fifty.vision == pytest.approx(whole.vision - query_vision * 49 / 50, rel=1e-12)
+
+
+def test_the_shared_prefix_halves_a_mipr_pairs_work():
+    """Issue 47's target: language-model tokens and vision patches a MIPR pair at most 0.55x the whole pair's
+    (counted with 800x800 photos, 50 candidates a query); an M2KR pair, whose screenshot and passage outweigh the
+    query, saves less."""
+    mipr, m2kr = flop_model.rerank_work("mipr"), flop_model.rerank_work("m2kr")
+    assert mipr["whole"] == {"tokens": 625 + 625 + 109, "patches": 5000}
+    assert mipr["shared"]["patches"] == 2500 / 50 + 2500
+    assert mipr["shared"]["tokens"] / mipr["whole"]["tokens"] <= 0.55
+    assert mipr["shared"]["patches"] / mipr["whole"]["patches"] <= 0.55
+    assert 0.8 < m2kr["shared"]["tokens"] / m2kr["whole"]["tokens"] < 0.9

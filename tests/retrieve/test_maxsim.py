@@ -1,3 +1,4 @@
+import doctest
 import weakref
 
 import numpy as np
@@ -8,12 +9,20 @@ torch = pytest.importorskip("torch", reason="MaxSim search runs on torch tensors
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 from torch.utils._pytree import tree_flatten  # noqa: E402
 
-from mmrhub.retrieve import maxsim  # noqa: E402
-from mmrhub.retrieve.maxsim import PackedTokens  # noqa: E402
-from mmrhub.retrieve.maxsim import concat  # noqa: E402
-from mmrhub.retrieve.maxsim import maxsim_topk  # noqa: E402
-from mmrhub.retrieve.maxsim import pack  # noqa: E402
-from mmrhub.retrieve.maxsim import working_bytes  # noqa: E402
+from mmrhub.retrieve.late_interaction import maxsim  # noqa: E402
+from mmrhub.retrieve.late_interaction.maxsim import PackedTokens  # noqa: E402
+from mmrhub.retrieve.late_interaction.maxsim import concat  # noqa: E402
+from mmrhub.retrieve.late_interaction.maxsim import maxsim_topk  # noqa: E402
+from mmrhub.retrieve.late_interaction.maxsim import pack  # noqa: E402
+from mmrhub.retrieve.late_interaction.maxsim import working_bytes  # noqa: E402
+
+
+def test_the_two_passage_example_of_maxsim_topk_holds():
+    """The docstring's example runs as written (as PyLate shows ``colbert_scores``)."""
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
+    (example,) = [test for test in finder.find(maxsim) if test.name.endswith("maxsim_topk")]
+    assert len(example.examples) == 6
+    assert runner.run(example).failed == 0
 
 
 def unit(shape, seed):

@@ -85,6 +85,8 @@ def test_the_record_says_how_it_searched_and_with_what(fake, tmp_path, model_dir
     assert meta["search"]["passage_dtype"] == "torch.float32"
     assert meta["search"]["search"].startswith("exact MaxSim over every passage")
     assert meta["search"]["passage_dtype_source"].startswith("LinWeizheDragon/FLMR flmr/models/flmr/modeling_flmr.py")
+    # passages are read as text alone: the record lists the queries' images as inputs, not the corpus'
+    assert "images" not in meta["data"]["corpus"] and len(meta["data"]["queries"]["images"]) == 30
 
 
 def test_the_packed_corpus_is_cached_and_keyed_on_the_image_processor(fake, tmp_path, model_dir, processor_dir, capsys):
@@ -220,9 +222,12 @@ def test_baseline_m2kr_paper_prints_the_card_row_beside_ours_with_what_differs(f
         "float32 on CPU." in differs
     )
     assert (
-        "- Image processor: the config's vision_model_version, as the authors' indexer loads it "
-        "(modeling_flmr_for_indexing.py:68)." in differs
+        "- Image processor: the config's vision_model_version (the vision tower's own); the authors' example loads "
+        "the query image processor it is named (--image_processor_name, example_use_preflmr.py:250)." in differs
     )
+    (measure,) = [line for line in differs if line.startswith("- Measure:")]
+    assert "gives each query the share of its positives found in the top k" in measure
+    assert "`--variants strict` scores all-or-nothing (1 only when every positive is in the top k)" in measure
     assert not any(line.startswith("- Model in") for line in differs)  # float32 on CPU, as theirs
 
 
@@ -242,8 +247,8 @@ def test_baseline_differences_name_the_model_dtype_and_a_given_processor():
         "--dtype float32 runs theirs.",
         "Passage vectors in torch.float16: half on a GPU as the authors cast them (modeling_flmr.py:1338-1339), "
         "float32 on CPU.",
-        "Image processor: openai/clip-vit-large-patch14 (given); the authors' indexer loads the config's "
-        "vision_model_version (modeling_flmr_for_indexing.py:68).",
+        "Image processor: openai/clip-vit-large-patch14 (given); the authors' example loads the query image "
+        "processor it is named (--image_processor_name, example_use_preflmr.py:250).",
     ]
 
 
@@ -307,8 +312,8 @@ def test_the_tiny_preflmr_run_is_remade_byte_for_byte_from_the_cache_and_by_reru
 def test_the_token_cache_round_trips_and_refuses_what_it_cannot_vouch_for(tmp_path):
     import torch
 
-    from mmrhub.retrieve.maxsim import pack
-    from mmrhub.retrieve.multi_vector import TokenCache
+    from mmrhub.retrieve.late_interaction.maxsim import pack
+    from mmrhub.retrieve.late_interaction.tokens import TokenCache
 
     identity = {"model": "m", "skip_ids": (1, 2)}  # a tuple: read back from JSON as a list
     kept = torch.tensor([[1, 1, 0, 0], [1, 0, 0, 0], [1, 1, 1, 1]]).bool()
@@ -322,3 +327,21 @@ def test_the_token_cache_round_trips_and_refuses_what_it_cannot_vouch_for(tmp_pa
     cache = TokenCache(tmp_path, identity, "data", 3)
     (cache.folder / "offsets.npy").write_bytes(b"damaged")
     assert cache.load() is None
+
+
+def test_the_preflmr_preset_runs_float32_as_its_authors_unless_told():
+    """--dtype auto takes the preset's float32 (example_use_preflmr.py:245-249) on a GPU too; other presets and no
+    preset keep bfloat16 there; a dtype given wins."""
+    import torch
+
+    from mmrhub.retrieve.distributed import resolve_dtype
+    from mmrhub.retrieve.presets import resolve
+
+    cuda = torch.device("cuda")
+    preflmr = resolve("LinWeizheDragon/PreFLMR_ViT-G", None, "embedding")
+    assert preflmr.dtype == "float32" and preflmr.settings()["sources"]["dtype"].startswith("FE:245-249")
+    assert resolve_dtype("auto", cuda, preflmr.dtype) == torch.float32
+    assert resolve_dtype("bfloat16", cuda, preflmr.dtype) == torch.bfloat16
+    qwen = resolve("Qwen/Qwen3-VL-Embedding-2B", None, "embedding")
+    assert qwen.dtype is None and resolve_dtype("auto", cuda, qwen.dtype) == torch.bfloat16
+    assert resolve_dtype("auto", torch.device("cpu")) == torch.float32

@@ -1,5 +1,6 @@
 """The retrieve wing takes typed options: ``baseline`` builds them instead of re-parsing argv, the wing neither
-imports the benchmarks nor the commands, and no library function takes an argparse Namespace. Torch-free."""
+imports the benchmarks nor the commands, and no library function takes an argparse Namespace. Torch-free but for
+``baseline``'s run, which needs the retrieve extra."""
 
 import argparse
 import ast
@@ -24,7 +25,7 @@ WING = Path(mmrhub.retrieve.__file__).parent
 
 
 def wing_modules():
-    return sorted(WING.glob("*.py"))
+    return sorted(WING.rglob("*.py"))
 
 
 def imported_modules(path):
@@ -41,14 +42,14 @@ def imported_modules(path):
     return names
 
 
-@pytest.mark.parametrize("path", wing_modules(), ids=lambda path: path.name)
+@pytest.mark.parametrize("path", wing_modules(), ids=lambda path: path.relative_to(WING).as_posix())
 def test_the_wing_imports_neither_benchmarks_nor_commands(path):
     for name in imported_modules(path):
         for forbidden in ("mmrhub.benchmarks", "mmrhub.commands"):
             assert name != forbidden and not name.startswith(forbidden + "."), f"{path.name} imports {name}"
 
 
-@pytest.mark.parametrize("path", wing_modules(), ids=lambda path: path.name)
+@pytest.mark.parametrize("path", wing_modules(), ids=lambda path: path.relative_to(WING).as_posix())
 def test_no_wing_function_takes_parsed_arguments(path):
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -61,7 +62,9 @@ def test_rerank_options_refuse_sizes_below_one():
 
 
 def fake_pipelines(monkeypatch) -> list:
-    """Both pipelines replaced by recorders of the options they are handed; the list they fill."""
+    """Both pipelines replaced by recorders of the options they are handed; the list they fill. ``baseline`` still
+    reads the judgments through ``data_loading``, which imports torch: without it the test is skipped."""
+    pytest.importorskip("torch")
     received = []
     for package, name in (("mmrhub.retrieve", "pipeline"), ("mmrhub.retrieve.rerank", "pipeline")):
         fake = types.SimpleNamespace(run=lambda options: received.append(options) or 0)
@@ -184,7 +187,7 @@ def test_baseline_names_each_models_options_after_it():
         for group in command._action_groups
     }
     assert all(flag.startswith("--embedding-") for flag in groups["embedding model"])
-    assert set(groups["reranker"]) - {"--top-n", "--chunk-queries"} == {
+    assert set(groups["reranker"]) - {"--top-n", "--chunk-queries", "--no-shared-prefix"} == {
         flag for flag in groups["reranker"] if flag.startswith("--reranker-")
     }
     for side, title in (("embedding", "embedding model"), ("reranker", "reranker")):
@@ -205,11 +208,23 @@ def test_baseline_names_each_models_options_after_it():
             "4",
             "--embedding-revision",
             "abc",
+            "--no-shared-prefix",
         ]
     )
     _, embedding, _, reranker = baseline.chosen_models(args)
     assert (embedding.preset, reranker.preset, reranker.query_instruction) == ("none", "none", "judge")
     assert (args.reranker_batch_size, args.embedding_revision) == (4, "abc")
+    assert baseline.pipeline_options(args)[1].shared_prefix is False
     for old in (["--preset", "none"], ["--prompt", "judge"], ["--batch-size", "4"], ["--revision", "abc"]):
         with pytest.raises(SystemExit):
             parser.parse_args(["baseline", "mipr", *old])
+
+
+def test_the_backend_choices_are_the_single_vector_encoders():
+    pytest.importorskip("torch")
+    from mmrhub.retrieve.encoders import ENCODERS
+    from mmrhub.retrieve.late_interaction.search import TOKEN_BACKENDS
+    from mmrhub.retrieve.options import BACKEND_CHOICES
+
+    assert sorted(BACKEND_CHOICES) == sorted(ENCODERS) == ["sentence-transformers", "transformers"]
+    assert set(TOKEN_BACKENDS).isdisjoint(BACKEND_CHOICES)

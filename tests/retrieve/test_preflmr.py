@@ -5,19 +5,23 @@ batches (batch-size invariance, DataLoader workers' batches equal to in-process 
 import json
 import shutil
 
+import numpy as np
 import pytest
-import torch
-from PIL import Image
-from tiny_models import PREFLMR_PROCESSOR
-from tiny_models import build_preflmr
-from tiny_models import preflmr_config
 
-from mmrhub.retrieve.data_loading import Row
-from mmrhub.retrieve.preflmr import inputs
-from mmrhub.retrieve.preflmr.checkpoint import INDEX
-from mmrhub.retrieve.preflmr.checkpoint import SINGLE
-from mmrhub.retrieve.preflmr.config import read_config
-from mmrhub.retrieve.preflmr.encoder import build_preflmr_encoder
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from PIL import Image  # noqa: E402
+from tiny_models import PREFLMR_PROCESSOR  # noqa: E402
+from tiny_models import build_preflmr  # noqa: E402
+from tiny_models import preflmr_config  # noqa: E402
+
+from mmrhub.retrieve.data_loading import Row  # noqa: E402
+from mmrhub.retrieve.late_interaction.preflmr import inputs  # noqa: E402
+from mmrhub.retrieve.late_interaction.preflmr.checkpoint import INDEX  # noqa: E402
+from mmrhub.retrieve.late_interaction.preflmr.checkpoint import SINGLE  # noqa: E402
+from mmrhub.retrieve.late_interaction.preflmr.config import read_config  # noqa: E402
+from mmrhub.retrieve.late_interaction.preflmr.encoder import build_preflmr_encoder  # noqa: E402
 
 TEXTS = ["using the provided image obtain documents that address the subsequent question", "who designed this"]
 INSTRUCTION = "Using the provided image, obtain documents that address the subsequent question: "
@@ -199,7 +203,6 @@ def test_values_come_from_the_files(checkpoint, tmp_path):
     [
         ("context_concat_output_from_vision_encoder", True, "false"),
         ("use_vision_encoder", False, "true"),
-        ("transformer_mapping_num_hidden_layers", 0, "a positive number of layers"),
     ],
 )
 def test_unsupported_value_is_one_line(tmp_path, key, value, expected):
@@ -267,7 +270,7 @@ def test_passage_tokens_and_mask(encoder):
         "[SEP]",
     ]
     assert attention[1].tolist() == [1, 1, 1, 1, 0, 0, 0, 0]  # padded to the batch's longest
-    kept = inputs.passage_mask(ids, inputs.punctuation_ids(tokenizer))
+    kept = inputs.passage_mask(torch.from_numpy(ids), inputs.punctuation_ids(tokenizer))
     assert kept[0].int().tolist() == [1, 1, 1, 1, 0, 1, 0, 1]
     assert kept[1].int().tolist() == [1, 1, 1, 1, 0, 0, 0, 0]
     ids, _ = inputs.passage_tokens(tokenizer, ["who designed this " * 20], 10)
@@ -321,14 +324,47 @@ def test_worker_batches_equal_in_process_ones(encoder, role):
     for start, batch in zip((0, 4), from_workers):
         here = collate(rows[start : start + 4])
         assert batch["ids"] == here["ids"]
-        for key in ("input_ids", "attention_mask", "token_mask", "pixel_values"):
-            if key in here and here[key] is not None:
+        compared = [
+            key for key in ("input_ids", "attention_mask", "token_mask", "pixel_values", "tokens") if key in here
+        ]
+        assert compared == (
+            ["input_ids", "attention_mask", "token_mask", "pixel_values"] if role == "queries" else ["tokens"]
+        )
+        for key in compared:
+            if key == "tokens":
+                assert np.array_equal(batch[key].array, here[key].array)
+            elif here[key] is not None:
                 assert torch.equal(batch[key], here[key]), key
+
+
+def test_passages_cross_as_one_packed_array_and_encode_as_the_tokenizer_gives_them(encoder, monkeypatch):
+    """A passage batch is one (2, B, T) int32 array of ids and attention (batches.TokenBatch), pinned once by the
+    DataLoader's pin-memory thread; encoded, it gives the vectors of the tokenizer's own int64 tensors with the
+    kept-mask the authors compute from the ids (MF:1389-1391)."""
+    from torch.utils.data._utils.pin_memory import pin_memory
+
+    rows = passage_rows(5)
+    batch = encoder.collate("corpus")(rows)
+    assert sorted(batch) == ["ids", "tokens"] and batch["tokens"].array.dtype == np.int32
+    assert batch["tokens"].array.shape[:2] == (2, 5) and len(batch["tokens"]) == 5
+    ids, attention = inputs.passage_tokens(encoder.context_tokenizer, [row.text for row in rows], 512)
+    assert np.array_equal(batch["tokens"].array, np.stack([ids, attention]))
+    ids, attention = torch.from_numpy(ids).long(), torch.from_numpy(attention).long()
+    mask = inputs.passage_mask(ids, encoder.passage_skip_ids)
+    with torch.inference_mode():
+        direct = encoder.model.passages(ids, attention, mask)
+    vectors, kept = encoder.encode(batch, "corpus")
+    assert torch.equal(kept, mask) and torch.equal(vectors, direct[0])
+    pinned = []
+    monkeypatch.setattr(torch.Tensor, "pin_memory", lambda self, *a: pinned.append(self.shape) or self.clone())
+    moved = pin_memory(batch)  # what the pin-memory thread does to every batch of a CUDA run
+    assert pinned == [(2, 5, ids.shape[1])] and moved["tokens"].pinned is not None
+    assert torch.equal(encoder.encode(moved, "corpus")[0], direct[0])
 
 
 def test_vit_g_geometry(tmp_path, monkeypatch):
     # the GPU check's checkpoint: PreFLMR_ViT-G's parts, counted without allocating them (meta device)
-    from mmrhub.retrieve.preflmr.model import PreFLMRModel
+    from mmrhub.retrieve.late_interaction.preflmr.model import PreFLMRModel
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     write_config(tmp_path, preflmr_config("vit-g", 30522))
@@ -350,7 +386,7 @@ def test_hub_download_takes_what_the_checkpoint_needs(checkpoint):
     # nothing else of the repository (the authors' custom code, their C++ extension)
     from huggingface_hub.utils import filter_repo_objects
 
-    from mmrhub.retrieve.preflmr.checkpoint import HUB_FILES
+    from mmrhub.retrieve.late_interaction.preflmr.checkpoint import HUB_FILES
 
     layout = [p.relative_to(checkpoint).as_posix() for p in checkpoint.rglob("*") if p.is_file()]
     needed = [f for f in layout if not f.startswith(("clip-image-processor/", "mapping_base/", "random-weights"))]

@@ -6,20 +6,23 @@ the queries as they are, query-only (no image) and image-only (empty question)."
 import json
 
 import pytest
-import torch
-from _paths import M2KR_SAMPLE
-from _paths import ROOT
-from preflmr_reference import PROCESSOR
-from preflmr_reference import SEED
-from preflmr_reference import SIZE
-from preflmr_reference import VARIANTS
-from tiny_models import build_preflmr
-from tiny_models import m2kr_sample_texts
 
-from mmrhub.retrieve.data_loading import Row
-from mmrhub.retrieve.images import EXIF_IGNORE
-from mmrhub.retrieve.images import decoded
-from mmrhub.retrieve.preflmr.encoder import build_preflmr_encoder
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from _paths import M2KR_SAMPLE  # noqa: E402
+from _paths import ROOT  # noqa: E402
+from preflmr_reference import PROCESSOR  # noqa: E402
+from preflmr_reference import SEED  # noqa: E402
+from preflmr_reference import SIZE  # noqa: E402
+from preflmr_reference import VARIANTS  # noqa: E402
+from tiny_models import build_preflmr  # noqa: E402
+from tiny_models import m2kr_sample_texts  # noqa: E402
+
+from mmrhub.retrieve.data_loading import Row  # noqa: E402
+from mmrhub.retrieve.images import decoded  # noqa: E402
+from mmrhub.retrieve.late_interaction.preflmr.encoder import build_preflmr_encoder  # noqa: E402
+from mmrhub.retrieve.presets import EXIF_IGNORE  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "retrieve" / "data" / "preflmr_reference.json"
 RELATIVE = 1e-4

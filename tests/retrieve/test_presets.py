@@ -27,6 +27,47 @@ def test_the_preset_follows_from_the_model_id(model, role, name):
     assert resolve(model, None, role).name == name
 
 
+@pytest.mark.parametrize(
+    ("parent", "folder", "model_type", "name", "why"),
+    [
+        ("preflmr", "model", "chinese_clip", "chinese-clip", "{config}'s model_type 'chinese_clip'"),
+        ("qwen3-vl-reranker-exp", "chinese-clip-vit", "clip", "chinese-clip", "the folder's name 'chinese-clip-vit'"),
+        ("qwen3-vl-embedding-runs", "my-model", "clip", "none", None),
+        ("chinese-clip", "PreFLMR-copy", "flmr", "preflmr", "{config}'s model_type 'flmr'"),
+        ("runs", "PreFLMR-copy", "chinese_clip", "chinese-clip", "{config}'s model_type 'chinese_clip'"),
+    ],
+)
+def test_the_preset_follows_from_the_models_own_name_or_type_never_a_parent_folder(
+    tmp_path, parent, folder, model_type, name, why
+):
+    model = tmp_path / parent / folder
+    model.mkdir(parents=True)
+    (model / "config.json").write_text(json.dumps({"model_type": model_type}))
+    assert resolve(str(model), None, "embedding").name == name
+    said = ModelSettings().chosen_by(str(model), "embedding")
+    assert said == (why.format(config=model / "config.json") if why else "no preset names this model")
+
+
+def test_a_snapshot_in_huggingface_hubs_cache_is_named_by_its_repo_id(tmp_path):
+    snapshot = tmp_path / "hub" / "models--Qwen--Qwen3-VL-Embedding-2B" / "snapshots" / ("0" * 40)
+    snapshot.mkdir(parents=True)
+    assert resolve(str(snapshot), None, "embedding").name == "qwen3-vl-embedding"
+    assert ModelSettings().chosen_by(str(snapshot), "embedding") == (
+        "the repo id of the cached snapshot 'Qwen/Qwen3-VL-Embedding-2B'"
+    )
+
+
+def test_a_preset_of_the_other_command_says_what_chose_it(tmp_path):
+    model = tmp_path / "Qwen3-VL-Reranker-mine"
+    model.mkdir()
+    with pytest.raises(ValueError) as raised:
+        resolve(str(model), None, "embedding")
+    assert str(raised.value) == (
+        "--preset qwen3-vl-reranker (chosen by the folder's name 'Qwen3-VL-Reranker-mine') is for reranker models, "
+        f"not embedding models ({model}); give --preset none or one of qwen3-vl-embedding, chinese-clip, preflmr."
+    )
+
+
 def test_preset_name_and_overrides():
     settings = ModelSettings(preset="qwen3-vl-embedding", max_pixels=65536).resolve("/models/hub", "embedding")
     assert (settings.min_pixels, settings.max_pixels, settings.max_length) == (4096, 65536, 8192)
@@ -79,7 +120,7 @@ def test_chinese_clip_preset_pads_52_tokens_and_resizes_square(tmp_path):
     assert encoder.identity["padding"] == "max_length"
 
 
-def test_a_run_says_how_it_was_made(tmp_path):
+def test_a_run_says_how_it_was_made(tmp_path, capsys):
     for module in ("torch", "transformers", "threadpoolctl"):  # what the retrieve pipeline imports
         pytest.importorskip(
             module, reason=f"mmrhub retrieve with a tiny Chinese-CLIP needs {module} (the retrieve extra)"
@@ -89,6 +130,7 @@ def test_a_run_says_how_it_was_made(tmp_path):
 
     model = build_tiny_chinese_clip(tmp_path / "clip", ["除垢剂"])
     path, _, _ = retrieve(tmp_path, "mipr", "--backend", "transformers", "--model", model, "--preset", "chinese-clip")
+    assert "[load model] preset chinese-clip, chosen by --preset chinese-clip\n" in capsys.readouterr().out
     meta = json.loads((tmp_path / "run.json.meta.json").read_text())
     assert meta["preset"] == "chinese-clip" and meta["settings"]["max_length"] == 52
     assert meta["model"]["model"]["files"] and meta["versions"]["transformers"]

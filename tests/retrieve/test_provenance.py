@@ -1,6 +1,6 @@
 """The cache key of a local model (embedding and rerank caches) depends on every byte of its weights."""
 
-from mmrhub.retrieve.provenance import model_identity
+from mmrhub.records.provenance import model_identity
 
 
 def checkpoint(folder, middle: bytes):

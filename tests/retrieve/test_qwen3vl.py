@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("torchvision")
 pytest.importorskip("sentence_transformers")
 
+from _qwen3vl_reference import authors_inputs  # noqa: E402
 from _retrieve_helpers import IMAGE_ONLY_QUERY  # noqa: E402
 from _retrieve_helpers import SELF_QUERY  # noqa: E402
 from _retrieve_helpers import retrieve  # noqa: E402
@@ -23,6 +24,7 @@ from mmrhub.retrieve.data_loading import Row  # noqa: E402
 from mmrhub.retrieve.images import RESIZE_RULE  # noqa: E402
 from mmrhub.retrieve.presets import QWEN3_VL_EMBEDDING  # noqa: E402
 from mmrhub.retrieve.presets import QWEN3_VL_RERANKER  # noqa: E402
+from mmrhub.scoring.request import ScoringRequest  # noqa: E402
 from mmrhub.scoring.score import read_valid_run  # noqa: E402
 
 
@@ -44,7 +46,7 @@ def test_fused_image_text_model(tmp_path, mipr_dir, capsys):
         "--cache-dir",
         tmp_path / "cache",
     )
-    read_valid_run(MIPR.read_truth(mipr_dir["dir"]), path)
+    read_valid_run(ScoringRequest(MIPR, str(mipr_dir["dir"])), MIPR.read_truth(mipr_dir["dir"]), path)
     manifest = json.loads(next((tmp_path / "cache").glob("*/entry.json")).read_text())["meta"]
     assert manifest["encoder"]["fused"] is True and manifest["num_items"] == mipr_dir["num_corpus"]
     assert top(run, SELF_QUERY)[0]["did"] == mipr_dir["self_item"]
@@ -130,23 +132,9 @@ def test_max_length_cuts_text_never_image_tokens(tmp_path, mipr_dir):
 
 @pytest.fixture(scope="module")
 def qwen_reranker(tmp_path_factory):
-    """A tiny Qwen3-VL reranker in a folder whose name gives the preset, as a downloaded copy's would."""
-    return build_tiny_qwen3_vl_reranker(tmp_path_factory.mktemp("models") / "Qwen3-VL-Reranker-tiny")
-
-
-def authors_messages(instruction, query, document) -> list:
-    """The conversation the authors' Qwen3VLReranker builds for one pair (qwen3_vl_reranker.py:333-376, the
-    content of each side :225-319): their system turn, then one user turn of "<Instruct>: ", "<Query>:" and
-    "\n<Document>:", each side's image before its text. ``query`` and ``document`` are (text, image)."""
-
-    def side(prefix, text, image):
-        return [{"type": "text", "text": prefix}, {"type": "image", "image": image}, {"type": "text", "text": text}]
-
-    user = [{"type": "text", "text": "<Instruct>: " + instruction}, *side("<Query>:", *query)]
-    return [
-        {"role": "system", "content": [{"type": "text", "text": RERANKER_SYSTEM}]},
-        {"role": "user", "content": user + side("\n<Document>:", *document)},
-    ]
+    """A tiny Qwen3-VL reranker in a folder whose own name gives the preset, as a downloaded copy's would."""
+    models = tmp_path_factory.mktemp("models")
+    return build_tiny_qwen3_vl_reranker(models / "build").rename(models / "Qwen3-VL-Reranker-tiny")
 
 
 def pairs_of_two_lengths():
@@ -160,20 +148,6 @@ def pairs_of_two_lengths():
         (("q1", "家里水垢太多怎么办", red), ("d1", "柠檬酸除垢剂 500g", blue)),
         (("q2", "", blue), ("d2", "电水壶", red)),
     ]
-
-
-def authors_inputs(processor, pairs, instruction):
-    """The authors' model inputs for ``pairs``: the conversation rendered by the checkpoint's default (Qwen3-VL) chat
-    template with the assistant's turn opened (:168), images as given (do_resize=False, :201), left padding (:109).
-    ``instruction``: one for all, or each pair's (their eval_reranker.py passes each query's own)."""
-    instructions = [instruction] * len(pairs) if isinstance(instruction, str) else instruction
-    conversations = [
-        authors_messages(own, (query[1], query[2]), (document[1], document[2]))
-        for own, (query, document) in zip(instructions, pairs)
-    ]
-    texts = processor.apply_chat_template(conversations, tokenize=False, add_generation_prompt=True)
-    images = [image for query, document in pairs for image in (query[2], document[2])]
-    return processor(text=texts, images=images, padding=True, do_resize=False, return_tensors="pt")
 
 
 def test_reranker_conversation_and_score_are_the_authors(qwen_reranker):
@@ -221,7 +195,8 @@ M2KR_INSTRUCTION = "Identify the person in the image and retrieve the document t
 
 @pytest.mark.parametrize("default_instruction", [False, True])
 def test_reranker_gives_each_query_its_own_instruction_as_the_authors_evaluation(qwen_reranker, default_instruction):
-    """eval_reranker.py passes each query's own instruction (:91, :131-135), the default where it is empty (QR:351);
+    """eval_reranker.py passes each query's own instruction (:91, :131-135) as their loader strips it
+    (image_i2t_eval.py:20: M2KR's rows end in a space), the default where it is empty (QR:351);
     --default-instruction gives every pair the default."""
     import torch
     from transformers import AutoProcessor
@@ -235,13 +210,13 @@ def test_reranker_gives_each_query_its_own_instruction_as_the_authors_evaluation
     reranker = Reranker(str(qwen_reranker), settings)
     assert reranker.identity["row_instructions"] is not default_instruction
     (query1, document1), (query2, document2) = pairs_of_two_lengths()
-    own = [M2KR_INSTRUCTION, ""]  # the second row has none: the default
+    own = [M2KR_INSTRUCTION + " ", ""]  # a trailing space, as M2KR's rows have; the second row has none
     rows = [(Row(*query1, own[0]), document1), (Row(*query2, own[1]), document2)]
     ours = reranker.collate()(rows)
     default = QWEN3_VL_RERANKER.query_instruction
     processor = AutoProcessor.from_pretrained(qwen_reranker)
     theirs = authors_inputs(
-        processor, pairs_of_two_lengths(), [default] * 2 if default_instruction else [own[0], default]
+        processor, pairs_of_two_lengths(), [default] * 2 if default_instruction else [own[0].strip(), default]
     )
     for key in ("input_ids", "attention_mask", "image_grid_thw"):
         assert torch.equal(ours[key], theirs[key]), key
@@ -290,7 +265,7 @@ def test_rerank_and_its_metadata_with_the_preset(tmp_path, qwen_reranker, capsys
     candidates = MIPR_EMBEDDING
     argv = ["mipr", "--candidates", str(candidates), "--model", str(qwen_reranker), "--top-n", "3"]
     assert run(rerank_options(build_parser().parse_args([*argv, "--output", str(output), "--num-workers", "0"]))) == 0
-    read_valid_run(MIPR.read_truth(MIPR_SAMPLE), output)
+    read_valid_run(ScoringRequest(MIPR), MIPR.read_truth(MIPR_SAMPLE), output)
     meta = json.loads((tmp_path / "run.json.meta.json").read_text())
     assert meta["preset"] == "qwen3-vl-reranker"
     settings = meta["settings"]
@@ -388,6 +363,41 @@ def test_images_are_resized_as_the_authors_qwen_vl_utils_resizes_them(tmp_path):
         ours = encoder.module.preprocess([{"image": encoder.prepare_image(name, image), "text": "x"}])
         assert ours["image_grid_thw"].tolist() == theirs["image_grid_thw"].tolist(), name
         assert torch.equal(ours["pixel_values"], theirs["pixel_values"]), name
+
+
+def test_every_image_mode_reaches_the_processor_as_qwen_vl_utils_prepares_it(tmp_path):
+    """Every mode PIL reads (scripts/image_modes.py, palettes and greys with a transparency index among them): the
+    authors' qwen-vl-utils opens the file with PIL (vision_process.py:109), lays RGBA on white and converts any
+    other mode with PIL's convert("RGB") (84-90), then resizes; their transformers 4.57 takes that RGB image's
+    pixels as they are (image_transforms.py:794-795), where transformers 5 would lay a transparent colour that PIL
+    keeps in ``info`` on white. Theirs: the processor given those pixels as an array; ours: our preparation of the
+    image as the pipeline decodes it, through the model's preprocessing."""
+    import numpy as np
+    import torch
+    from image_modes import cases
+    from image_modes import opened
+
+    from mmrhub.retrieve.images import decoded
+    from mmrhub.retrieve.presets import EXIF_IGNORE
+
+    vision_process = pytest.importorskip("qwen_vl_utils.vision_process")
+    encoder = tiny_encoder(tmp_path)
+    processor = encoder.module.processor
+    transparent = 0
+    for name, case in cases().items():
+        theirs_image = vision_process.fetch_image(
+            {"image": opened(case), "min_pixels": 4 * 32 * 32, "max_pixels": 1800 * 32 * 32}, image_patch_size=16
+        )
+        theirs = processor.image_processor(images=[np.array(theirs_image)], do_resize=False, return_tensors="pt")
+        if theirs_image.info.get("transparency") is not None:  # transformers 5 given their image lays it on white
+            transparent += 1
+            on_white = processor.image_processor(images=[theirs_image], do_resize=False, return_tensors="pt")
+            assert not torch.equal(on_white["pixel_values"], theirs["pixel_values"]), name
+        mine = decoded({"path": None, "bytes": case}, EXIF_IGNORE) if isinstance(case, bytes) else case
+        ours = encoder.module.preprocess([{"image": encoder.prepare_image(name, mine), "text": "x"}])
+        assert ours["image_grid_thw"].tolist() == theirs["image_grid_thw"].tolist(), name
+        assert torch.equal(ours["pixel_values"], theirs["pixel_values"]), name
+    assert transparent == 4  # the cases whose transparent colour transformers 5 would have laid on white
 
 
 def test_the_size_rule_is_qwen_vl_utils_smart_resize():
@@ -643,8 +653,8 @@ def test_one_frame_of_bytes_asked_of_the_processor_reaches_the_model_as_its_valu
 @pytest.mark.slow
 def test_the_gpu_check_runs_its_plumbing_on_cpu(tmp_path):
     """``SMOKE=1 bench/gpu_check.sh``: every step of the GPU check (random models of the real layout built and
-    saved, embed MIPR and M2KR-shaped items, PreFLMR's encoders, rerank, the feed bench, the table beside the FLOP
-    model) on CPU with the tiny size; only the log and summary.json under $OUT."""
+    saved, embed MIPR and M2KR-shaped items, PreFLMR's encoders, rerank both ways, the feed bench, the later sizes,
+    the table beside the FLOP model) on CPU with the tiny size; only the log and summary.json under $OUT."""
     import os
     import subprocess
     import sys
@@ -661,7 +671,11 @@ def test_the_gpu_check_runs_its_plumbing_on_cpu(tmp_path):
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert {step["status"] for step in summary["steps"]} == {"ok"}
     measured = {row["label"].split(" (")[0] for row in summary["measured"]}
-    assert {"embed tiny mipr, embed corpus", "embed tiny m2kr, embed queries", "rerank tiny mipr, rerank"} <= measured
+    assert {
+        "embed tiny mipr, embed corpus",
+        "embed tiny m2kr, embed queries",
+        "rerank tiny m2kr whole, rerank",
+    } <= measured
     assert {"preflmr tiny passages", "preflmr tiny queries", "preflmr tiny m2kr, embed corpus"} <= measured
     assert any(label.startswith("maxsim exact top-100 over 512 passages") for label in measured)
     assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["gpu_check.log", "summary.json"]
@@ -670,7 +684,8 @@ def test_the_gpu_check_runs_its_plumbing_on_cpu(tmp_path):
 @pytest.mark.slow
 def test_the_gpu_check_runs_only_the_parts_named(tmp_path):
     """``PARTS=rerank`` runs the data and the reranker's steps alone (a lent GPU's time spent on what is not measured
-    yet); a part it does not know ends the check at once, naming it."""
+    yet): both paths on MIPR- and M2KR-shaped pairs, whose scores agree (float32 on CPU); a part it does not know
+    ends the check at once, naming it."""
     import os
     import subprocess
     import sys
@@ -683,15 +698,134 @@ def test_the_gpu_check_runs_only_the_parts_named(tmp_path):
     done = subprocess.run(script, env={**env, "PARTS": "rerank"}, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    runs = [f"{kind} {path}" for kind in ("mipr", "m2kr") for path in ("shared", "whole")]
     assert [(step["step"], step["status"]) for step in summary["steps"]] == [
         ("data", "ok"),
         ("build tiny reranker", "ok"),
-        ("rerank tiny mipr", "ok"),
-        ("scores rerank tiny", "ok"),
+        *[(f"{what} tiny {run}", "ok") for run in runs[:2] for what in ("rerank", "scores rerank")],
+        ("agree tiny mipr", "ok"),
+        *[(f"{what} tiny {run}", "ok") for run in runs[2:] for what in ("rerank", "scores rerank")],
+        ("agree tiny m2kr", "ok"),
     ]
-    assert [row["label"] for row in summary["measured"]] == ["rerank tiny mipr, rerank"]
+    assert [row["label"] for row in summary["measured"]] == [f"rerank tiny {run}, rerank" for run in runs]
+    agreement = summary["agreement"]
+    assert [row["runs"] for row in agreement] == [
+        [f"rerank-tiny-{kind}-shared.json", f"rerank-tiny-{kind}-whole.json"] for kind in ("mipr", "m2kr")
+    ]
+    assert all(row["largest_score_difference"] < 1e-5 and row["pairs"] == 50 for row in agreement)
+    assert all(row["queries_ranked_alike"] == row["queries"] == 1 for row in agreement)
     done = subprocess.run(script, env={**env, "PARTS": "rerank 8b"}, capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout.splitlines()[-1]) == (
         2,
-        "gpu_check: PARTS names 8b; expected some of: pixels embed preflmr rerank feed later topk",
+        "gpu_check: PARTS names 8b; expected some of: pixels embed preflmr rerank feed embed8b rerank8b topk "
+        "preflmr-full",
     )
+
+
+@pytest.mark.slow
+def test_the_gpu_check_runs_preflmr_at_full_size_in_a_call_of_its_own(tmp_path):
+    """``PARTS=preflmr-full``: the checkpoint and M2KR data, PreFLMR end to end as ``baseline m2kr --paper`` runs it,
+    its scores checked (tiny and few on CPU); no other step. With too little budget its steps are skipped, and the
+    check exits 1 naming them."""
+    import os
+    import subprocess
+    import sys
+
+    from _paths import ROOT
+
+    places = {name: str(tmp_path / name.lower()) for name in ("OUT", "WORK", "SITE")}
+    script = ["bash", str(ROOT / "bench" / "gpu_check.sh")]
+    env = dict(os.environ, SMOKE="1", PYTHON=sys.executable, PARTS="preflmr-full", **places)
+    done = subprocess.run(script, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert [(step["step"], step["status"]) for step in summary["steps"]] == [
+        ("build preflmr tiny + full m2kr data", "ok"),
+        ("preflmr tiny full m2kr float32", "ok"),
+        ("scores preflmr full", "ok"),
+    ]
+    assert [row["label"] for row in summary["measured"]] == [
+        "preflmr tiny full m2kr float32, embed corpus",
+        "preflmr tiny full m2kr float32, embed queries",
+        "preflmr tiny full m2kr float32, search",
+    ]
+    assert [row["items"] for row in summary["measured"]] == [48, 8, 8]
+    done = subprocess.run(script, env={**env, "BUDGET": "30"}, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert "== build preflmr tiny + full m2kr data: skipped (" in done.stdout
+    assert (
+        "did not run to their end: build preflmr tiny + full m2kr data (skipped: the budget was spent)"
+        in (done.stdout.splitlines()[-1])
+    )
+
+
+@pytest.mark.parametrize("damage", ["one NaN weight", "an infinite tensor", "image_std of 0"])
+@pytest.mark.parametrize("role", ["embedding", "reranker"])
+def test_a_qwen3_vl_model_giving_nan_writes_nothing(tmp_path, role, damage, capsys):
+    """Qwen3-VL-Embedding and Qwen3-VL-Reranker (their presets, by their folders' names) damaged as
+    tests/_damaged_models.py damages a checkpoint: one line naming the model and the item, nothing written."""
+    from _damaged_models import damaged_copy
+    from _paths import MIPR_EMBEDDING
+
+    from mmrhub.cli import main
+
+    if role == "embedding":
+        built, tensor, name = (
+            build_tiny_qwen3_vl_embedding(tmp_path / "build"),
+            "language_model.norm.weight",
+            "Embedding",
+        )
+    else:
+        built, tensor, name = (
+            build_tiny_qwen3_vl_reranker(tmp_path / "build"),
+            "model.language_model.norm.weight",
+            "Reranker",
+        )
+    folder = damaged_copy(built, tmp_path / "models" / f"Qwen3-VL-{name}-tiny", damage, tensor)
+    run = tmp_path / "runs" / "run.json"
+    common = [
+        "--model",
+        str(folder),
+        "--output",
+        str(run),
+        "--num-workers",
+        "0",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+    ]
+    if role == "embedding":
+        argv = ["retrieve", "mipr", "--backend", "sentence-transformers", *common]
+        item = "the corpus item '"
+    else:
+        argv = ["rerank", "mipr", "--candidates", str(MIPR_EMBEDDING), "--top-n", "3", *common]
+        item = "the pair of query '"
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert f"[load model] preset qwen3-vl-{role}, chosen by the folder's name 'Qwen3-VL-{name}-tiny'" in captured.out
+    (line,) = [line for line in captured.err.splitlines() if line.startswith("mmrhub ")]
+    assert line.startswith(f"mmrhub {argv[0]}: error: {folder} gave NaN or infinite values for {item}")
+    assert line.endswith("Nothing was written or cached. Check the model's files, or download them again.")
+    assert [p for p in tmp_path.rglob("*") if p.is_file() and ("runs" in p.parts or "cache" in p.parts)] == []
+
+
+@pytest.mark.slow
+def test_the_gpu_check_fails_when_its_budget_skips_a_step(tmp_path):
+    """A budget too short for the reranker's steps: they are skipped, and the check exits 1 naming them, rather
+    than a summary without their figures passing for a whole one."""
+    import os
+    import subprocess
+    import sys
+
+    from _paths import ROOT
+
+    places = {name: str(tmp_path / name.lower()) for name in ("OUT", "WORK", "SITE")}
+    env = dict(os.environ, SMOKE="1", PYTHON=sys.executable, PARTS="rerank", BUDGET="36", **places)
+    done = subprocess.run(
+        ["bash", str(ROOT / "bench" / "gpu_check.sh")], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    statuses = {step["step"]: step["status"] for step in summary["steps"]}
+    assert statuses["build tiny reranker"] == "skipped" and summary["measured"] == []
+    assert "(skipped: the budget was spent)" in done.stdout
+    assert "did not run to their end: " in done.stdout.splitlines()[-1]

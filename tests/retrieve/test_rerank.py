@@ -188,7 +188,17 @@ def test_the_run_says_how_it_was_made(tmp_path, reranker, capsys):
         torch.__version__,
         sentence_transformers.__version__,
     )
-    assert f"{reranker} (preset: none)" in capsys.readouterr().out
+    # a LLaVA reranker cannot continue Qwen3-VL's positions: every pair runs whole, and the record says why
+    assert meta["options"]["shared_prefix"] is True
+    because = "llava models run whole pairs (the shared prefix is Qwen3-VL's)"
+    assert meta["pairs"] == {
+        "path": "whole pairs",
+        "whole_pairs_because": because,
+        "scored": {because: 27 * TOP_N},
+        "cached": 0,
+    }
+    out = capsys.readouterr().out
+    assert f"{reranker} (preset: none)" in out and f"[rerank] whole pairs: {because}" in out
 
 
 def copy_of(reranker, folder):

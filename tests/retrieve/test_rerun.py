@@ -106,7 +106,7 @@ def test_rerun_names_each_difference_in_the_environment_and_inputs(recorded, tmp
 
 
 def test_a_record_without_options_is_refused_with_the_reason(tmp_path):
-    from mmrhub.retrieve.provenance import read_meta
+    from mmrhub.records.meta import read_meta
 
     old = tmp_path / "old.json.meta.json"
     old.write_text(json.dumps({"command": "retrieve", "run": "old.json"}))

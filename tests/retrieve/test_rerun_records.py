@@ -7,18 +7,19 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 from _paths import MIPR_SAMPLE
 
 from mmrhub.benchmarks import BENCHMARKS
 from mmrhub.cli import main
+from mmrhub.records.provenance import options_record
 from mmrhub.retrieve.options import DataOptions
 from mmrhub.retrieve.options import OutputOptions
 from mmrhub.retrieve.options import RerankOptions
 from mmrhub.retrieve.options import RetrieveOptions
 from mmrhub.retrieve.options import RunOptions
-from mmrhub.retrieve.provenance import options_record
 
 
 def record_of(options, command: str = "retrieve") -> dict:
@@ -148,6 +149,25 @@ def test_a_rerank_record_without_its_candidates_is_refused_naming_them(tmp_path,
     )
 
 
+def test_a_rerank_record_repeats_the_path_it_took(tmp_path, capsys, pipeline):
+    """A rerank recorded with --no-shared-prefix runs whole again; one recorded before the option existed takes the
+    default (the shared prefix: the same scores); a value that is no switch is refused naming the flag."""
+    from_mipr = DataOptions(BENCHMARKS["mipr"], data_dir=str(MIPR_SAMPLE))
+    (tmp_path / "pool.json").write_text("[]")
+    options = RerankOptions(from_mipr, candidates=str(tmp_path / "pool.json"), runtime=RunOptions(num_workers=0))
+    record = record_of(replace(options, shared_prefix=False), "rerank")
+    assert record["options"]["shared_prefix"] is False
+    assert main(["rerun", str(written(tmp_path, record))]) == 1 and pipeline[-1].shared_prefix is False
+    del record["options"]["shared_prefix"]
+    assert main(["rerun", str(written(tmp_path, record))]) == 1 and pipeline[-1].shared_prefix is True
+    record["options"]["shared_prefix"] = "no"
+    path = written(tmp_path, record)
+    assert refused(capsys, ["rerun", path]) == (
+        f"mmrhub rerun: error: {path}: options.shared_prefix: expected true or false (as --no-shared-prefix takes "
+        'it), got "no".'
+    )
+
+
 def test_a_fifo_as_the_record_is_refused_without_waiting(tmp_path):
     fifo = tmp_path / "tiny.json.meta.json"
     os.mkfifo(fifo)
@@ -202,3 +222,60 @@ def test_output_onto_the_recorded_run_through_a_hard_link_names_replace(tmp_path
     err = refused(capsys, ["rerun", record, "-o", tmp_path / "copy.json"])
     assert err.endswith(f"--output {tmp_path / 'copy.json'} is the recorded run; give --replace to write over it.")
     assert pipeline == []
+
+
+def test_a_record_whose_options_name_another_model_is_refused(tmp_path, capsys, pipeline):
+    record = retrieve_record(MIPR_SAMPLE)
+    record["model_id"] = "org/other"
+    path = written(tmp_path, record)
+    assert refused(capsys, ["rerun", path]) == (
+        f"mmrhub rerun: error: {path}: options.model is 'org/tiny' but model_id is 'org/other'; a record names one "
+        "model. Was it edited? Repeat the run of the model you mean with retrieve or rerank."
+    )
+    assert pipeline == []
+
+
+def test_a_relative_model_folder_agrees_with_its_absolute_model_id(tmp_path, capsys, pipeline):
+    record = retrieve_record(MIPR_SAMPLE)
+    record["options"]["model"], record["model_id"], record["cwd"] = "models/tiny", "/work/models/tiny", "/work"
+    assert main(["rerun", str(written(tmp_path, record))]) == 1 and len(pipeline) == 1
+
+
+def test_a_record_whose_options_name_another_benchmark_is_refused_before_any_work(tmp_path, capsys, pipeline):
+    record = retrieve_record(MIPR_SAMPLE)
+    record["options"]["data"]["benchmark"], record["options"]["data"]["data_dir"] = "m2kr", None
+    record["data"] = {"benchmark": "mipr"}
+    path = written(tmp_path, record)
+    assert refused(capsys, ["rerun", path]) == (
+        f"mmrhub rerun: error: {path}: options.data.benchmark is 'm2kr' but the run read 'mipr' (data.benchmark); a "
+        "record names one benchmark. Was it edited?"
+    )
+    assert pipeline == []
+
+
+def test_a_rerank_record_whose_candidates_are_gone_is_one_line(tmp_path, capsys, pipeline):
+    options = RerankOptions(DataOptions(BENCHMARKS["mipr"]), candidates="pool.json", runtime=RunOptions(num_workers=0))
+    record = record_of(options, "rerank")
+    record["cwd"] = str(tmp_path / "gone")
+    path = written(tmp_path, record)
+    assert refused(capsys, ["rerun", path]) == (
+        f"mmrhub rerun: error: {path}: options.candidates names {tmp_path / 'gone' / 'pool.json'}, which is not "
+        "there: the run this one reranked. Put it back at that path to repeat the run."
+    )
+
+
+def test_a_record_made_on_cuda_is_repeated_on_the_cpu_with_a_note(tmp_path, capsys, pipeline, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    record = retrieve_record(MIPR_SAMPLE)
+    record["options"]["runtime"]["device"] = "cuda:0"
+    record.update(device="cuda:0", device_name="NVIDIA H100 80GB HBM3")
+    path = written(tmp_path, record)
+    assert main(["rerun", str(path)]) == 1 and pipeline[0].runtime.device == "cpu"
+    assert (
+        f"note: {path} was made on cuda:0 (NVIDIA H100 80GB HBM3); CUDA is not available here, so the run is "
+        "repeated on the CPU (--device chooses).\n"
+    ) in capsys.readouterr().out
+    pipeline.clear()
+    assert main(["rerun", str(path), "--device", "cuda:1"]) == 1 and pipeline[0].runtime.device == "cuda:1"  # asked

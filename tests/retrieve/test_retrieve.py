@@ -25,6 +25,7 @@ from tiny_models import build_tiny_sentence_transformer  # noqa: E402
 
 from mmrhub.benchmarks import M2KR  # noqa: E402
 from mmrhub.benchmarks import MIPR  # noqa: E402
+from mmrhub.scoring.request import ScoringRequest  # noqa: E402
 from mmrhub.scoring.score import read_valid_run  # noqa: E402
 
 SCRIPT = ROOT / "scripts" / "embed_retrieve.py"
@@ -66,7 +67,9 @@ def test_run_is_valid_and_a_corpus_item_finds_itself(backend, request, tmp_path,
         tmp_path / "cache",
     )
     truth = MIPR.read_truth(mipr_dir["dir"])
-    checked, _ = read_valid_run(truth, path)  # raises unless every query is there once, with corpus ids only
+    checked, _ = read_valid_run(
+        ScoringRequest(MIPR, str(mipr_dir["dir"])), truth, path
+    )  # raises unless every query is there once, with corpus ids only
     every_query = truth.query_ids.to_pylist() + truth.unjudged_query_ids.to_pylist()
     assert sorted(checked.query_ids.to_pylist()) == sorted(every_query)
     assert len(run) == mipr_dir["num_queries"] == 29
@@ -181,7 +184,7 @@ def test_m2kr_sample_with_image_only_queries(tmp_path, clip_model, capsys):
     path, run, _ = retrieve(
         tmp_path, "m2kr", "--backend", "transformers", "--model", clip_model, "--top-k", 5, "--no-cache"
     )
-    read_valid_run(M2KR.read_truth(M2KR.sample_dir), path)
+    read_valid_run(ScoringRequest(M2KR), M2KR.read_truth(M2KR.sample_dir), path)
     assert [entry["qid"] for entry in run] == list(questions["question_id"])
     assert all(len(top(run, qid)) == 5 for qid in image_only)
     out = capsys.readouterr().out

@@ -98,6 +98,19 @@ def test_the_first_n_queries(tmp_path, served, range_server, capsys):
     assert len(touched) == 4
 
 
+def test_the_feed_keeps_the_requests_asked_in_flight(tmp_path, served, range_server):
+    """Each batch's images are read at once in the workers (here the main process: --num-workers 0)."""
+    range_server.reset()
+    range_server.hold_until(8, "Web_Image.zip", patience=1)
+    retrieve(
+        tmp_path, served, "run.json", "--data-dir", served["data"], "--images-dir", served["url"], "--max-requests", 8
+    )
+    assert range_server.max_in_flight("Web_Image.zip") == 8  # from the server's log of starts and ends
+    query_image, screenshot = images_of(served["data"])
+    touched, _ = archives(served["served"])["challenge_passage"].read(range_server.requests)
+    assert touched == {screenshot[pid] for pool in served["pools"].values() for pid in pool}
+
+
 def test_an_unknown_query_id_is_one_line(tmp_path, served, capsys):
     argv = ["retrieve", "m2kr", "--data-dir", str(served["data"]), "--model", str(served["model"]), "--backend"]
     argv += ["transformers", "--images-dir", served["url"], "--query-ids", "4100,nope", "-o", str(tmp_path / "x.json")]
@@ -109,11 +122,6 @@ def test_an_unknown_query_id_is_one_line(tmp_path, served, capsys):
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tests/_range_server.py (remote-reader): its resolve route sends no X-Repo-Commit header, which "
-    "hf_hub_download (datasets' download of the tables) requires",
-)
 def test_tables_and_images_on_the_hub(tmp_path, served, hub_server, monkeypatch, capsys):
     """``--data-dir hf://...`` with ``--images-dir hf://...``: the run is written from the Hub's tables and the
     images read in place; scoring reads a local folder, so the run is left unscored and a line says how to score."""
@@ -123,8 +131,8 @@ def test_tables_and_images_on_the_hub(tmp_path, served, hub_server, monkeypatch,
     hub_server.add_repo("Jingbiao/M2KR-Challenge", served["served"])
     hub_server.reset()
     tables_url, images_url = "hf://datasets/org/m2kr-tables", "hf://datasets/Jingbiao/M2KR-Challenge"
-    run = retrieve(tmp_path, served, "hub.json", "--data-dir", tables_url, "--images-dir", images_url, "--queries", 3)
-    assert [entry["qid"] for entry in run] == list(served["pools"])[:3]
+    run = retrieve(tmp_path, served, "hub.json", "--data-dir", tables_url, "--images-dir", images_url)
+    assert [entry["qid"] for entry in run] == list(served["pools"])
     err = capsys.readouterr().err
     assert f"Not scored: the judgment tables are read from {tables_url}, and scoring reads a local folder" in err
     assert whole_part_gets(hub_server) == []
@@ -151,3 +159,25 @@ def test_rerank_reads_only_the_pools_members(tmp_path, served, range_server, cap
     for config, archive in archives(served["served"]).items():
         touched, _ = archive.read(range_server.requests)
         assert touched == expected[config], config
+
+
+def test_workers_inherit_where_the_hub_sends_each_part(tmp_path, hub_server, monkeypatch):
+    """The feed's forked workers read from the CDN URLs their parent resolved: one redirect per part in all."""
+    from _remote_m2kr import remote_m2kr as served_m2kr
+
+    from mmrhub.benchmarks import BENCHMARKS
+    from mmrhub.retrieve.data_loading import Items
+    from mmrhub.retrieve.data_loading import load_side
+    from mmrhub.retrieve.data_loading import loader
+    from mmrhub.retrieve.options import DataOptions
+
+    monkeypatch.setattr("datasets.config.HF_ENDPOINT", hub_server.url)
+    remote = served_m2kr(tmp_path / "hub", hub_server, queries=8, passages=90, screenshot_kb=20, hub=True)
+    hub_server.reset()
+    side = load_side(DataOptions(BENCHMARKS["m2kr"], str(remote["data"]), None, remote["url"]), "corpus")
+    rows = [row for batch in loader(Items(side.dataset, side.table), list, 16, 2, False) for row in batch]
+    assert len(rows) == 90 and all(row.image.width > 0 for row in rows)
+    resolves = [r.path.rsplit("/", 1)[1] for r in hub_server.requests if "/resolve/" in r.path]
+    assert sorted(resolves) == ["Web_Image.zip.001", "Web_Image.zip.002", "Web_Image.zip.003"]
+    touched, _ = archives(remote["served"])["challenge_passage"].read(hub_server.requests)
+    assert len(touched) == 90

@@ -15,8 +15,9 @@ from _paths import ROOT  # noqa: E402
 from _retrieve_helpers import retrieve  # noqa: E402
 
 from mmrhub.benchmarks import MIPR  # noqa: E402
-from mmrhub.run_records import RANDOM_WEIGHTS  # noqa: E402
+from mmrhub.records.random_weights import RANDOM_WEIGHTS  # noqa: E402
 from mmrhub.scoring import score  # noqa: E402
+from mmrhub.scoring.request import ScoringRequest  # noqa: E402
 from mmrhub.scoring.score import read_valid_run  # noqa: E402
 
 rule = score.refuse_run_of_other_data
@@ -47,7 +48,7 @@ def test_the_script_writes_models_that_retrieve_runs_on(tmp_path, capsys, monkey
     monkeypatch.setattr(score, "refuse_run_of_other_data", lambda *args: samples.append(args[3]) or rule(*args))
     path, run, stats = retrieve(tmp_path, "mipr", "--backend", made["backend"], "--model", model, "--top-k", 10)
     assert samples == [True]
-    read_valid_run(MIPR.read_truth(MIPR.sample_dir), path)
+    read_valid_run(ScoringRequest(MIPR), MIPR.read_truth(MIPR.sample_dir), path)
     meta = json.loads(path.with_name(path.name + ".meta.json").read_text())
     assert meta["preset"] == ("qwen3-vl-embedding" if torchvision else "chinese-clip")  # from the folder's name
     assert meta["random_weights"] is True  # the run's record carries the folder's mark, and so does its table

@@ -191,6 +191,26 @@ def test_the_family_is_one_measure_across_the_pairs():
     assert [pair.tests[0].corrected for pair in baseline.pairs] == [min(1, 2 * p.tests[0].p) for p in baseline.pairs]
 
 
+def test_an_earlier_comparison_s_pairs_are_kept_and_the_correction_is_the_whole_family_s(monkeypatch):
+    """A board compares its entries once; an upload adds pairs of its own: the earlier pairs are not tested again,
+    and the comparison equals the one made from scratch (each raw p depends only on its pair, seed and length)."""
+    rng = np.random.default_rng(1)
+    base = rng.random((2, 8))
+    rows = [scored(f"r{i}", {"m": list(base[0] + i / 5), "n": list(base[1] - i / 9)}) for i in range(4)]
+    whole = compare_runs(rows, 3000, 7)
+    earlier = compare_runs(rows[:3], 3000, 7)
+    import mmrhub.scoring.compare.comparison as comparison
+
+    tested = []
+    monkeypatch.setattr(
+        comparison, "pairs_tests", lambda pairs, *rest: tested.append(len(pairs)) or pairs_tests(pairs, *rest)
+    )
+    assert compare_runs(rows, 3000, 7, earlier=earlier) == whole
+    assert tested == [3]  # r0-r3, r1-r3, r2-r3: the three new pairs, in one draw
+    with pytest.raises(ValueError, match="drew 3000 sign flips with seed 7, not 3000 with seed 8"):
+        compare_runs(rows, 3000, 8, earlier=earlier)
+
+
 def test_pairs():
     assert index_pairs(4, baseline=False) == [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
     assert index_pairs(4, baseline=True) == [(0, 1), (0, 2), (0, 3)]

@@ -87,7 +87,7 @@ def test_the_coverage_oracle_follows_the_category_readings():
     )
     truth = load_truth(request)
     (row,) = score_runs(request, truth)
-    rankings = read_valid_run(truth, EMBEDDING)[1]
+    rankings = read_valid_run(request, truth, EMBEDDING)[1]
     expected = mipr_benchmark.oracle(truth.judgments, rankings, "coverage", category="leaf", covered_by="judged")
     assert row.result == score(MIPR, truth, expected, readings)
 

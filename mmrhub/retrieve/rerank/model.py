@@ -12,16 +12,24 @@ from typing import NamedTuple
 
 import torch
 
+from mmrhub.records.provenance import model_identity
 from mmrhub.retrieve.data_loading import Items
-from mmrhub.retrieve.images import EXIF_APPLY
 from mmrhub.retrieve.model_inputs import Compact
 from mmrhub.retrieve.model_inputs import image_identity
 from mmrhub.retrieve.model_inputs import prepare_inputs
 from mmrhub.retrieve.model_inputs import to_device
 from mmrhub.retrieve.model_inputs import with_text
 from mmrhub.retrieve.model_loading import load_cross_encoder
+from mmrhub.retrieve.presets import EXIF_APPLY
 from mmrhub.retrieve.presets import Preset
-from mmrhub.retrieve.provenance import model_identity
+from mmrhub.retrieve.rerank.pairs import batches
+from mmrhub.retrieve.rerank.pairs import even_batches
+from mmrhub.retrieve.rerank.shared_forward import SharedForward
+from mmrhub.retrieve.rerank.shared_inputs import SHARED
+from mmrhub.retrieve.rerank.shared_inputs import SharedBatch
+from mmrhub.retrieve.rerank.shared_inputs import SharedInputs
+from mmrhub.retrieve.rerank.shared_inputs import images_of
+from mmrhub.retrieve.rerank.shared_inputs import refusal
 from mmrhub.retrieve.token_budget import fitted
 from mmrhub.retrieve.token_budget import most_image_tokens
 from mmrhub.retrieve.token_budget import surely_fits
@@ -59,38 +67,69 @@ QUERY, CANDIDATE = "query", "candidate"
 
 class PairBatches(torch.utils.data.IterableDataset):
     """The batches of a rerank, made in the DataLoader workers: worker w of W takes chunks w, w + W, ... (``work``:
-    (chunk number, its (query row, corpus row) pairs, its batches as lists of positions in the pairs)) and yields
-    (chunk number, positions, model inputs) for each batch of each. Within a chunk every distinct image is decoded
-    and prepared once, kept until the chunk's last pair that shows it, and handed to the processor as often as a
-    pair shows it: a query's image, shown with all its candidates, is prepared once per run (a query lies in one
-    chunk); a product shown with several queries of a chunk, once per chunk."""
+    (chunk number, its (query row, corpus row) pairs, each pair's text length)) and yields (chunk number, positions
+    in the chunk's pairs, model inputs, path) for each batch of each; the path is ``SHARED`` or why the batch's
+    pairs run whole. Whole pairs: batches of ``batch_size`` longest first over the chunk. Shared prefix: query by
+    query, its prefix prepared once and its candidates' suffixes in even batches (``Reranker.shared``); a pair the
+    token budget would cut runs whole. The batches depend on the chunk alone, so a pair gets the same score whichever
+    way the work is split. Within a chunk every distinct image is decoded and prepared once, kept until the chunk's
+    last pair that shows it: a query's image once per run (a query lies in one chunk), a product shown with several
+    queries of a chunk once per chunk."""
 
-    def __init__(self, queries: Items, corpus: Items, work: list, reranker):
+    def __init__(self, queries: Items, corpus: Items, work: list, reranker, batch_size: int):
         self.queries, self.corpus, self.work, self.reranker = queries, corpus, work, reranker
+        self.batch_size = batch_size
 
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
         worker, workers = (info.id, info.num_workers) if info is not None else (0, 1)
-        for chunk, pairs, chunk_batches in self.work[worker::workers]:
-            yield from self.chunk(chunk, pairs, chunk_batches)
+        for chunk, pairs, lengths in self.work[worker::workers]:
+            yield from self.chunk(chunk, pairs, lengths)
 
-    def chunk(self, chunk: int, pairs: list, chunk_batches: list):
-        """One chunk's batches, each distinct image prepared once."""
+    def chunk(self, chunk: int, pairs: list, lengths: list):
+        """One chunk's batches, each distinct image prepared once: its pairs taken batch by batch (whole pairs) or
+        query by query (shared prefix)."""
+        shared = self.reranker.shared is not None
+        units = by_query(pairs) if shared else batches(lengths, self.batch_size)
         last_use = {}
-        for number, positions in enumerate(chunk_batches):
+        for number, positions in enumerate(units):
             for position in positions:
                 query, candidate = pairs[position]
                 last_use[QUERY, query] = last_use[CANDIDATE, candidate] = number
         ready = {}
-        for number, positions in enumerate(chunk_batches):
+        for number, positions in enumerate(units):
             wanted = [pairs[position] for position in positions]
             self.prepare(ready, QUERY, self.queries, {query for query, _ in wanted})
             self.prepare(ready, CANDIDATE, self.corpus, {candidate for _, candidate in wanted})
-            inputs = [(ready[QUERY, query], ready[CANDIDATE, candidate]) for query, candidate in wanted]
-            yield chunk, positions, self.reranker.features(inputs)
+            sides = [(ready[QUERY, query], ready[CANDIDATE, candidate]) for query, candidate in wanted]
+            if shared:
+                key = (chunk, wanted[0][0])
+                yield from self.query_batches(chunk, key, positions, sides, [lengths[p] for p in positions])
+            else:
+                yield chunk, positions, self.reranker.features(sides), self.reranker.whole_because
             for key in {(QUERY, query) for query, _ in wanted} | {(CANDIDATE, c) for _, c in wanted}:
                 if last_use[key] == number:
                     del ready[key]
+
+    def query_batches(self, chunk: int, key: tuple, positions: list, sides: list, lengths: list):
+        """One query's batches: its candidates' suffixes in even batches against its prefix (prepared once, sent
+        with the first), then its pairs that run whole, by why."""
+        shared = self.reranker.shared
+        prefix, suffixes, whole = shared.split(sides)
+        sharing = list(suffixes)
+        groups = even_batches([lengths[i] for i in sharing], self.batch_size)
+        prefix_features = shared.features([prefix], images_of(sides[0][0].input)) if groups else None
+        for number, group in enumerate(groups):
+            chosen = [sharing[i] for i in group]
+            images = [image for i in chosen for image in images_of(sides[i][1].input)]
+            suffix = shared.features([suffixes[i] for i in chosen], images)
+            inputs = SharedBatch(key, len(groups), prefix_features if number == 0 else None, suffix)
+            yield chunk, [positions[i] for i in chosen], inputs, SHARED
+        for why in sorted(set(whole.values())):
+            alike = [i for i in whole if whole[i] == why]
+            for group in batches([lengths[i] for i in alike], self.batch_size):
+                chosen = [alike[i] for i in group]
+                yield chunk, [positions[i] for i in chosen], self.reranker.features([sides[i] for i in chosen]), why
 
     def prepare(self, ready: dict, side: str, items: Items, rows: set) -> None:
         """Decode and prepare the ``rows`` of ``items`` not yet in ``ready``, in one read of the table."""
@@ -99,11 +138,21 @@ class PairBatches(torch.utils.data.IterableDataset):
             ready[side, row] = self.reranker.prepared(item)
 
 
+def by_query(pairs: list) -> list:
+    """The positions of a chunk's pairs, grouped by query in the chunk's order."""
+    groups = {}
+    for position, (query, _) in enumerate(pairs):
+        groups.setdefault(query, []).append(position)
+    return list(groups.values())
+
+
 class Reranker:
     """A sentence-transformers CrossEncoder on image + text pairs, with the identity its cached scores are keyed by.
     Its inputs are prepared in the DataLoader workers (``prepared``, ``features``); ``score`` runs the model."""
 
-    def __init__(self, model_id, settings: Preset, revision=None, device="cpu", dtype=torch.float32):
+    def __init__(
+        self, model_id, settings: Preset, revision=None, device="cpu", dtype=torch.float32, shared_prefix: bool = True
+    ):
         if os.path.isdir(model_id):
             model_id = os.path.abspath(model_id)
         self.model = load_cross_encoder(model_id, revision, device, dtype)
@@ -125,6 +174,11 @@ class Reranker:
         self.row_instructions = bool(self.chat and settings.row_instructions)
         self.max_length = settings.max_length if self.chat else None
         self.compact = Compact.for_model(module, device, dtype) if self.chat else None
+        # Each query's prefix computed once for all its candidates where the model allows (shared_inputs.py);
+        # else every pair runs whole, and whole_because says why.
+        self.whole_because = refusal(self.model, self.chat) if shared_prefix else NO_SHARED_PREFIX
+        self.shared = SharedInputs(self) if self.whole_because is None else None
+        self.shared_forward = SharedForward(self.model, self.compact) if self.shared is not None else None
         self.identity = {
             "backend": "sentence-transformers CrossEncoder",
             "model": model_identity(model_id, revision),
@@ -151,7 +205,8 @@ class Reranker:
         """One side of a pair, as the CrossEncoder takes it: its image prepared (``prepare_image``), with its text,
         and its row's own instruction where the run takes them."""
         own = getattr(row, "instruction", None) if self.row_instructions else None
-        return Side(model_input(row, self.prepare_image), own or None)  # as given; empty: the run's (QR:351)
+        # stripped as QwenLM's evaluation loads it (QT:20); empty: the run's (QR:351)
+        return Side(model_input(row, self.prepare_image), (own or "").strip() or None)
 
     def features(self, pairs: list):
         """Prepared (query, candidate) ``Side`` pairs as the model's inputs: each fitted to the token budget, then
@@ -164,12 +219,12 @@ class Reranker:
         if len(set(prompts)) == 1:
             inputs, kwargs = pairs, {"prompt": prompts[0]}
         else:  # queries with their own instructions: each pair's conversation with its own system turn
-            inputs, kwargs = self._conversations(pairs, prompts), {}
+            inputs, kwargs = self.conversations(pairs, prompts), {}
         if self.compact is not None:
             return self.compact.preprocess(self.model, inputs, **kwargs)
         return self.model.preprocess(inputs, **kwargs)
 
-    def _conversations(self, pairs: list, prompts: list) -> list:
+    def conversations(self, pairs: list, prompts: list) -> list:
         """Each pair as the conversation ``preprocess`` makes of it (query and document turns), its own prompt
         prepended as the system turn, as ``preprocess(pairs, prompt=...)`` prepends one prompt to all."""
         formatter = self.model[0].input_formatter
@@ -202,10 +257,15 @@ class Reranker:
 
     @torch.inference_mode()
     def score(self, features) -> torch.Tensor:
-        """One forward pass over a prepared batch, its tensors moved without waiting: float32 scores on CPU, in batch
-        order. What ``CrossEncoder.predict`` does after preprocessing: upcast, then the model's activation."""
-        scores = self.model(to_device(features, self.model.device, self.compact))["scores"].float()
+        """One forward pass over a prepared batch (whole pairs' features, or a ``SharedBatch`` of one query's
+        suffixes), its tensors moved without waiting: float32 scores on CPU, in batch order. What
+        ``CrossEncoder.predict`` does after preprocessing: upcast, then the model's activation."""
+        if isinstance(features, SharedBatch):
+            scores = self.shared_forward(features).float()
+        else:
+            scores = self.model(to_device(features, self.model.device, self.compact))["scores"].float()
         return self.model.activation_fn(scores).reshape(len(scores)).cpu()
 
 
 SCORE_PRECISION = "float32: logits upcast before the activation (sigmoid)"
+NO_SHARED_PREFIX = "--no-shared-prefix"

@@ -44,6 +44,17 @@ def batches(pair_lengths: list, batch_size: int) -> list:
     return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
 
 
+def even_batches(lengths: list, batch_size: int) -> list:
+    """Positions in ``lengths`` grouped longest first into as few batches of at most ``batch_size`` as hold them,
+    their sizes as even as can be (50 by 16: 13, 13, 12, 12): one query's candidates against its shared prefix,
+    each batch one forward pass, none a small remainder."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    count = -(-len(order) // batch_size)
+    sizes = [len(order) // count + (i < len(order) % count) for i in range(count)] if count else []
+    starts = [sum(sizes[:i]) for i in range(count)]
+    return [order[start : start + size] for start, size in zip(starts, sizes)]
+
+
 def reranked(pool: list, scores: list):
     """(ranked items, their scores): the scored head of the pool by score, ties by baseline rank, then the
     unscored tail in its baseline order, with no score."""

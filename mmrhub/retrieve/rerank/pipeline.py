@@ -11,6 +11,11 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from mmrhub.records.meta import write_meta
+from mmrhub.records.provenance import candidates_record
+from mmrhub.records.provenance import data_record
+from mmrhub.records.provenance import environment_record
+from mmrhub.records.provenance import options_record
 from mmrhub.retrieve import distributed
 from mmrhub.retrieve.data_loading import INSTRUCTION_COLUMN
 from mmrhub.retrieve.data_loading import Items
@@ -20,22 +25,22 @@ from mmrhub.retrieve.data_loading import keep_freed_memory
 from mmrhub.retrieve.data_loading import load_both_sides
 from mmrhub.retrieve.data_loading import read_truth
 from mmrhub.retrieve.data_loading import worker_context
+from mmrhub.retrieve.data_loading import worker_errors
 from mmrhub.retrieve.distributed import resolve_dtype
+from mmrhub.retrieve.finite import check as check_finite
 from mmrhub.retrieve.options import RerankOptions
 from mmrhub.retrieve.progress import Phases
 from mmrhub.retrieve.progress import score_and_record
-from mmrhub.retrieve.provenance import candidates_record
-from mmrhub.retrieve.provenance import data_record
-from mmrhub.retrieve.provenance import environment_record
-from mmrhub.retrieve.provenance import options_record
-from mmrhub.retrieve.provenance import write_meta
 from mmrhub.retrieve.rerank.model import PairBatches
 from mmrhub.retrieve.rerank.model import Reranker
-from mmrhub.retrieve.rerank.pairs import batches
 from mmrhub.retrieve.rerank.pairs import chunks
 from mmrhub.retrieve.rerank.pairs import reranked
 from mmrhub.retrieve.rerank.pairs import shard
 from mmrhub.retrieve.rerank.score_cache import ScoreCache
+from mmrhub.retrieve.rerank.shared_inputs import SHARED
+from mmrhub.retrieve.rerank.shared_inputs import TEMPLATE
+from mmrhub.retrieve.rerank.shared_inputs import TOKEN_BUDGET
+from mmrhub.retrieve.run_files import check_candidates
 from mmrhub.retrieve.run_files import read_pools
 from mmrhub.retrieve.token_budget import unknown_tokens_warning
 from mmrhub.scoring.runs.reading import read_run
@@ -57,6 +62,8 @@ def _run(options: RerankOptions, context) -> int:
 
     data = options.data
     run_path = options.output.run_path(data, options.model, options.candidates) if context.is_main else None
+    options.runtime.check_cache_dir()
+    check_candidates(options.candidates)
     queries, corpus = load_both_sides(data, context)
 
     truth = pools = fingerprints = None
@@ -70,17 +77,29 @@ def _run(options: RerankOptions, context) -> int:
 
     started = time.perf_counter()
     settings = options.settings.resolve(options.model, "reranker")
-    reranker = Reranker(options.model, settings, revision=options.revision, device=context.device, dtype=dtype)
+    phases.say(
+        f"[load model] preset {settings.name}, chosen by {options.settings.chosen_by(options.model, 'reranker')}"
+    )
+    reranker = Reranker(
+        options.model,
+        settings,
+        revision=options.revision,
+        device=context.device,
+        dtype=dtype,
+        shared_prefix=options.shared_prefix,
+    )
     phases.done("load model", 0, started, f" (CrossEncoder: {options.model})")
+    phases.say(f"[rerank] {path_line(reranker)}")
     instruction = instruction_used(reranker, queries)
     phases.say(f"[rerank] <Instruct>: {instruction}")
 
     cache = ScoreCache(runtime.cache_dir, reranker.identity, fingerprints) if runtime.use_cache else None
     all_chunks = chunks(pools, options.chunk_queries, options.top_n)
     mine = shard(all_chunks, context.rank, context.world_size)
-    scores = score_chunks(mine, queries, corpus, reranker, cache, context, options, phases)
+    scores, paths = score_chunks(mine, queries, corpus, reranker, cache, context, options, phases)
     local = torch.from_numpy(np.concatenate(scores)) if scores else torch.empty(0)
-    gathered = distributed.gather_rows(local, context)
+    gathered = distributed.gather_rows(local.to(context.device), context).cpu()  # NCCL gathers device tensors
+    paths = pairs_record(reranker, paths, context)
     if not context.is_main:
         return 0
 
@@ -105,6 +124,7 @@ def _run(options: RerankOptions, context) -> int:
         settings,
         instruction=instruction,
         options=options_record(options),
+        pairs=paths,
         data=data_record(data, queries, corpus),
         **candidates_record(options.candidates),
         **environment_record(context.device, dtype),
@@ -144,10 +164,10 @@ def score_chunks(
                 warning = unknown_tokens_warning(tokenizer, texts, what, options.model)
                 if warning:
                     phases.warn(warning)
-    work = []  # (chunk, its pairs, its batches), each batch its pairs' positions, longest inputs first
+    work = []  # (chunk, its pairs, their texts' lengths: the workers batch longest inputs first)
     for i in todo:
         lengths = [len(query_texts[q] or "") + len(corpus_texts[c] or "") for q, c in mine[i].pairs]
-        work.append((i, mine[i].pairs, batches(lengths, options.batch_size)))
+        work.append((i, mine[i].pairs, lengths))
     total = sum(len(mine[i].pairs) for i in todo)
 
     started = time.perf_counter()
@@ -157,6 +177,7 @@ def score_chunks(
         Items(corpus.dataset, corpus.table, orientation),
         work,
         reranker,
+        options.batch_size,
     )
     num_workers = min(options.runtime.num_workers, len(work))  # a worker makes whole chunks
     loader = torch.utils.data.DataLoader(
@@ -171,18 +192,59 @@ def score_chunks(
     )
     pending = {i: np.full(len(mine[i].pairs), np.nan, dtype=np.float32) for i in todo}
     left = {i: len(mine[i].pairs) for i in todo}
+    paths = {CACHED: cached}  # pairs by the path that scored them (SHARED, or why they ran whole)
     desc = "rerank" + (f" (rank 0 of {context.world_size})" if context.distributed else "")
     with tqdm(total=total, desc=desc, unit="pair", disable=not context.is_main) as bar:
-        for chunk, positions, batch in loader:
-            pending[chunk][positions] = reranker.score(batch).numpy()
+        for chunk, positions, batch, path in worker_errors(loader):  # a worker's error: the one line it would be
+            batch_scores = reranker.score(batch).numpy()
+            check_finite(
+                batch_scores, options.model, partial(pair_named, mine[chunk].pairs, positions, queries, corpus)
+            )
+            pending[chunk][positions] = batch_scores
+            paths[path] = paths.get(path, 0) + len(positions)
             left[chunk] -= len(positions)
             if not left[chunk]:
                 scores[chunk] = pending.pop(chunk)
                 if cache:
                     cache.save(keys[chunk], scores[chunk])
             bar.update(len(positions))
-    phases.done("rerank", total, started, f" ({context.world_size} process(es), {cached:,} cached)", unit="pair")
-    return scores
+    shared = paths.get(SHARED, 0)
+    note = f" ({context.world_size} process(es), {cached:,} cached, {shared:,} against shared prefixes)"
+    phases.done("rerank", total, started, note, unit="pair")
+    return scores, paths
+
+
+CACHED = "cached"
+
+
+def path_line(reranker) -> str:
+    """Which path the pairs take, in words."""
+    if reranker.shared is not None:
+        return (
+            "shared prefix: each query's image and prompt run once for all its candidates (pairs the token budget "
+            "would cut run whole)"
+        )
+    return f"whole pairs: {reranker.whole_because}"
+
+
+def pairs_record(reranker, paths: dict, context) -> dict:
+    """What the run record says of the path: the one asked for and taken, and how many pairs each path scored
+    (summed over the processes), cached ones apart."""
+    names = sorted({SHARED, CACHED, TOKEN_BUDGET, TEMPLATE, reranker.whole_because or SHARED})
+    counts = torch.tensor([[paths.get(name, 0) for name in names]], dtype=torch.long, device=context.device)
+    totals = dict(zip(names, distributed.gather_rows(counts, context).sum(0).tolist()))
+    return {
+        "path": SHARED if reranker.shared is not None else "whole pairs",
+        "whole_pairs_because": reranker.whole_because,
+        "scored": {name: count for name, count in totals.items() if name != CACHED and count},
+        "cached": totals[CACHED],
+    }
+
+
+def pair_named(pairs: list, positions, queries: LoadedSide, corpus: LoadedSide, row: int) -> str:
+    """A batch's ``row``-th pair in words, for messages."""
+    q, c = pairs[positions[row]]
+    return f"the pair of query {queries.ids[q]!r} and candidate {corpus.ids[c]!r}"
 
 
 def as_made(batch):

@@ -5,7 +5,7 @@ from typing import Optional
 
 from mmrhub.scoring.compare.corrections import adjust
 from mmrhub.scoring.compare.significance import pairs_tests
-from mmrhub.scoring.output.tables import measure_names
+from mmrhub.scoring.score import measure_names
 
 FAMILY = "per measure: the tests of one measure across all the pairs compared"
 
@@ -52,16 +52,32 @@ def index_pairs(count: int, baseline: bool) -> list:
     return [(first, second) for first in range(count) for second in range(first + 1, count)]
 
 
-def compare_runs(rows: list, permutations: int, seed: int, correction: str = "holm", baseline: bool = False):
-    """The Comparison of scored rows (pairs as ``index_pairs``); each measure's p-values corrected across the pairs."""
+def compare_runs(
+    rows: list,
+    permutations: int,
+    seed: int,
+    correction: str = "holm",
+    baseline: bool = False,
+    earlier: Optional[Comparison] = None,
+):
+    """The Comparison of scored rows (pairs as ``index_pairs``); each measure's p-values corrected across the pairs.
+
+    ``earlier``: a comparison of some of these rows, with the same permutations and seed, whose pairs (by their
+    rows' names, which must name the same per-query values) are not tested again: a pair's raw p depends only on
+    its two columns, the seed and the number of queries (``randomisation_ps``), so only the correction is new."""
     if len(rows) < 2:
         raise ValueError(f"a comparison needs at least two runs, got {len(rows)}")
     first = rows[0].result
     tested = [name for name in first["per_query"] if name != "query_id"]
     order = list(dict.fromkeys(measure_names(first) + tested))  # the scores table's order
     pairs = [(rows[index_a], rows[index_b]) for index_a, index_b in index_pairs(len(rows), baseline)]
-    # all pairs at once: one sign matrix for the command, not one per pair
-    found = pairs_tests([(a.result["per_query"], b.result["per_query"]) for a, b in pairs], tested, permutations, seed)
+    known = tested_before(earlier, permutations, seed)
+    new = [(a, b) for a, b in pairs if (a.name, b.name) not in known]
+    # all new pairs at once: one sign matrix for the command, not one per pair
+    fresh = iter(
+        pairs_tests([(a.result["per_query"], b.result["per_query"]) for a, b in new], tested, permutations, seed)
+    )
+    found = [known[(a.name, b.name)] if (a.name, b.name) in known else next(fresh) for a, b in pairs]
     corrected = {name: adjust([tests[name][3] for tests in found], correction) for name in tested}
     compared = []
     for number, ((a, b), tests) in enumerate(zip(pairs, found)):
@@ -76,3 +92,23 @@ def compare_runs(rows: list, permutations: int, seed: int, correction: str = "ho
         compared.append(Pair(a.name, b.name, tuple(row)))
     untested = tuple(name for name in order if name not in tested)
     return Comparison(tuple(compared), permutations, seed, correction, len(first["per_query"]["query_id"]), untested)
+
+
+def tested_before(earlier: Optional[Comparison], permutations: int, seed: int) -> dict:
+    """{(name A, name B): {measure: (mean A, mean B, B - A, raw p, queries)}} of ``earlier``'s tested measures, as
+    ``pairs_tests`` gives them; an earlier comparison drawn otherwise is refused (its p-values would differ)."""
+    if earlier is None:
+        return {}
+    if (earlier.permutations, earlier.seed) != (permutations, seed):
+        raise ValueError(
+            f"the earlier comparison drew {earlier.permutations} sign flips with seed {earlier.seed}, not "
+            f"{permutations} with seed {seed}: its p-values are not this comparison's"
+        )
+    return {
+        (pair.a, pair.b): {
+            test.measure: (test.a, test.b, test.difference, test.p, test.queries)
+            for test in pair.tests
+            if test.queries is not None
+        }
+        for pair in earlier.pairs
+    }

@@ -1,7 +1,7 @@
 """The randomisation test's signs: 2 * ``rng.integers(0, 2, size, dtype=np.int8)`` - 1, call after call, as floats.
 
 numpy draws those 0/1 a byte at a time (a function call each); the same values come from the generator's raw
-64-bit words (1,000 x 3,522 signs drawn and cast in 3.4 ms instead of 11-15 ms): each value is the top bit of one
+64-bit words, several times faster (bench/README.md, "The test's signs"): each value is the top bit of one
 byte of the 32-bit words numpy takes (Lemire's method on a byte, with range 2), each call starting on a fresh
 32-bit word, and PCG64 serves those as the low then the high half of each 64-bit word, keeping a high half for
 the next call. Used only where a check against numpy's own draws passes (``_raw_words_match_numpy``); elsewhere

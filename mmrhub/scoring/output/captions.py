@@ -6,12 +6,12 @@ import re
 import sys
 
 from mmrhub.declaration import Benchmark
-from mmrhub.run_records import RANDOM_WEIGHTS
-from mmrhub.run_records import made_with_random_weights
+from mmrhub.records.meta import made_with_random_weights
+from mmrhub.records.random_weights import RANDOM_WEIGHTS
 from mmrhub.scoring.output.tables import SUMMARY_ALPHA
 from mmrhub.scoring.output.tables import corrected_column
-from mmrhub.scoring.output.tables import measure_names
 from mmrhub.scoring.request import ScoringRequest
+from mmrhub.scoring.score import measure_names
 from mmrhub.terminal import printable
 
 TEST = "paired randomisation test (sign flips of per-query differences), two-sided"
@@ -80,8 +80,8 @@ def _plain(definition: str, benchmark: Benchmark) -> str:
 
 
 def random_weights_caption(rows) -> str:
-    """The line naming the rows whose run's record says its model had random weights (``mmrhub.run_records``), or
-    ''."""
+    """The line naming the rows whose run's record says its model had random weights
+    (``mmrhub.records.random_weights``), or ''."""
     names = [row.name for row in rows if row.run is not None and made_with_random_weights(row.run.path)]
     if not names:
         return ""

@@ -9,14 +9,10 @@ from mmrhub.declaration import Benchmark
 from mmrhub.declaration import PublishedBaseline
 from mmrhub.scoring.published_table import as_published
 from mmrhub.scoring.published_table import published_target
+from mmrhub.scoring.score import measure_names
 from mmrhub.terminal import printable
 
 UNDEFINED = "-"  # a mean over no query (e.g. SC-R-L1@10* without multi-category queries): not 0
-
-
-def measure_names(result: dict) -> list:
-    """The measures of a result: float values, or None where undefined (counts are ints, groups are dicts)."""
-    return [name for name, value in result.items() if value is None or isinstance(value, float)]
 
 
 FORMATS = ("markdown", "csv", "latex", "json")
@@ -133,28 +129,41 @@ def pair_rows(comparison, pair) -> list:
 SUMMARY_ALPHA = 0.05  # the significance level of compare's summary markers
 
 
-def summary_rows(comparison, rows: list) -> list:
-    """``compare``'s summary of three runs or more as rows of cells, the heading first: a row per run, labelled a,
-    b, c..., with its means x100 as ``evaluate`` prints them; after a value, the labels of the runs it is above
-    with p < SUMMARY_ALPHA (the corrected p where the pair tables give one)."""
-    labels = [chr(ord("a") + i) if len(rows) <= 26 else str(i + 1) for i in range(len(rows))]
-    label = {row.name: labels[i] for i, row in enumerate(rows)}
+def run_labels(count: int) -> list:
+    """The labels ``compare``'s summary gives ``count`` runs in order: a, b, c..., or 1, 2, 3... past 26 runs."""
+    return [chr(ord("a") + i) if count <= 26 else str(i + 1) for i in range(count)]
+
+
+def beaten_labels(comparison, names: list) -> dict:
+    """{(run name, measure): the labels (``run_labels`` of ``names``, in that order) of the runs it is above with p <
+    SUMMARY_ALPHA}: the corrected p where the pair tables give one, else the raw p."""
+    labels = run_labels(len(names))
+    label = dict(zip(names, labels))
     corrected = corrected_column(comparison) is not None
-    above = {}  # (run name, measure) -> labels of the runs it is above
+    above = {}
     for pair in comparison.pairs:
         for test in pair.tests:
             p = test.corrected if corrected else test.p
             if p is not None and p < SUMMARY_ALPHA and test.difference:
                 winner, loser = (pair.b, pair.a) if test.difference > 0 else (pair.a, pair.b)
                 above.setdefault((winner, test.measure), []).append(label[loser])
-    names = measure_names(rows[0].result)
-    lines = [["System", *names]]
-    for row in rows:
+    return {key: sorted(beaten, key=labels.index) for key, beaten in above.items()}
+
+
+def summary_rows(comparison, rows: list) -> list:
+    """``compare``'s summary of three runs or more as rows of cells, the heading first: a row per run, labelled a,
+    b, c... (``run_labels``), with its means x100 as ``evaluate`` prints them; after a value, the labels of the runs
+    it is above (``beaten_labels``)."""
+    names = [row.name for row in rows]
+    labels, above = run_labels(len(rows)), beaten_labels(comparison, names)
+    measures = measure_names(rows[0].result)
+    lines = [["System", *measures]]
+    for row, label in zip(rows, labels):
         cells = []
-        for name in names:
-            beaten = sorted(above.get((row.name, name), []), key=labels.index)
+        for name in measures:
+            beaten = above.get((row.name, name), [])
             cells.append(cell(row.result[name]) + (f" >{','.join(beaten)}" if beaten else ""))
-        lines.append([f"{printable(row.name)} ({label[row.name]})", *cells])
+        lines.append([f"{printable(row.name)} ({label})", *cells])
     return lines
 
 

@@ -88,7 +88,7 @@ def _read_kaggle_slowly(path: str, data: bytes, bom: int = 0) -> Run:
 def restore_stripped_ids(run: Run, corpus_ids: pa.Array) -> Run:
     """Kaggle scoring stripped the 'A' of numeric passage ids (A27558 -> 27558): put it back where the corpus has it.
     Only ids the corpus lacks are looked at, and the ids are copied once, only when one is restored (a copy of every
-    id with its 'A', and another for the result, took 2x a top-1000 run's ids: ~110 MiB at MIPR's size)."""
+    id with its 'A', and another for the result, took twice a top-1000 run's ids: bench/README.md)."""
     ids = run.rankings.values
     unknown = pc.and_(pc.invert(pc.is_in(ids, value_set=corpus_ids)), pc.match_substring_regex(ids, r"^[0-9]+$"))
     candidates = pc.indices_nonzero(unknown)

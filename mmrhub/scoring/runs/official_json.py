@@ -49,8 +49,8 @@ def _read_wrapped(source, bom: int) -> memoryview:
 
 
 def _buffer(size: int) -> memoryview:
-    """``size`` writable bytes, left as they are: the file fills them (a bytearray would write zeros first, a
-    tenth of a second for a 150 MB run)."""
+    """``size`` writable bytes, left as they are: the file fills them (a bytearray would write zeros first; the
+    cost is in bench/README.md)."""
     return memoryview(np.empty(size, np.uint8))
 
 
@@ -142,7 +142,7 @@ def _read_in_pieces(source, bom: int):
 
 def _joined(lists) -> pa.ListArray:
     """List arrays whose offsets start at 0 as one, their values and offsets joined directly: pyarrow's
-    ``concat_arrays`` took 0.22 s on a top-1000 run's lists of ids, against 0.02 s for their values."""
+    ``concat_arrays`` of lists is slower on a top-1000 run's ids than of their values (bench/README.md)."""
     starts = np.cumsum([0] + [len(part.values) for part in lists])
     offsets = [part.offsets.to_numpy()[:-1] + start for part, start in zip(lists, starts)]
     offsets.append(starts[-1:])

@@ -1,6 +1,7 @@
 """Read a run of any supported format, from a file or standard input ('-'), telling the format from the first bytes."""
 
 import csv
+import io
 from functools import partial
 
 import pyarrow as pa
@@ -8,6 +9,7 @@ import pyarrow as pa
 from mmr_inputs import InputError
 from mmr_inputs import first_line
 from mmr_inputs import line_of
+from mmr_inputs import read_utf8
 from mmrhub.scoring.runs.kaggle import read_kaggle
 from mmrhub.scoring.runs.official_json import read_json
 from mmrhub.scoring.runs.ranx_dict import read_dict
@@ -27,9 +29,28 @@ def read_run(path, trec_order: str = "score") -> Run:
         raise ValueError(f"trec_order must be one of {', '.join(ORDERS)}, got {trec_order!r}")
     try:
         source = RunSource.of(path)
-        head = source.head()
     except OSError as err:
         raise RunError(f"{path}: cannot read the run file ({err.strerror or err}).") from None
+    except InputError as err:
+        raise RunError(str(err)) from None
+    return read_source(source, trec_order)
+
+
+def read_run_bytes(data: bytes, name: str, trec_order: str = "score") -> Run:
+    """Read a run held in memory (``name``: how messages call it), as ``read_run`` reads a file of these bytes."""
+    try:
+        source = RunSource(name, read_utf8(name, io.BytesIO(data)))
+    except InputError as err:
+        raise RunError(str(err)) from None
+    return read_source(source, trec_order)
+
+
+def read_source(source: RunSource, trec_order: str) -> Run:
+    """The run ``source`` holds, in the format its first bytes tell."""
+    try:
+        head = source.head()
+    except OSError as err:
+        raise RunError(f"{source.name}: cannot read the run file ({err.strerror or err}).") from None
     except InputError as err:
         raise RunError(str(err)) from None
     bom = len(BOM) if head.startswith(BOM) else 0

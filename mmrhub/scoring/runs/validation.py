@@ -11,7 +11,9 @@ from mmrhub.scoring.runs.run import raise_problems
 MISSING_QUERIES = ("refuse", "zero")  # a judged query absent from a run: the run refused, or the query scored 0
 
 
-def validate(run: Run, truth, ignore_unknown_queries: bool = False, missing_queries: str = "refuse") -> pa.ListArray:
+def validate(
+    run: Run, truth, ignore_unknown_queries: bool = False, missing_queries: str = "refuse", missing_hint: str = ""
+) -> pa.ListArray:
     """Check ``run`` against ``truth`` and return its rankings aligned with ``truth.query_ids``, their ids
     dictionary-encoded with ``truth.corpus_ids`` as the dictionary.
 
@@ -19,7 +21,8 @@ def validate(run: Run, truth, ignore_unknown_queries: bool = False, missing_quer
     corpus and once per ranking, scores finite numbers. ``ignore_unknown_queries`` sets aside the entries of
     queries that are not the benchmark's (a Kaggle file holding another track's rows), with a note saying how many.
     ``missing_queries="zero"`` gives a judged query the run lacks an empty ranking, so it scores 0 on every measure
-    and stays in the means, as trec_eval's ``-c`` counts it.
+    and stays in the means, as trec_eval's ``-c`` counts it. ``missing_hint``: what to do about missing queries, for
+    a command that takes no ``--missing-queries`` (rerank's candidates).
     """
     benchmark_queries = pa.concat_arrays([truth.query_ids, truth.unjudged_query_ids])
     known = pc.is_in(run.query_ids, value_set=benchmark_queries).to_numpy(zero_copy_only=False)
@@ -80,7 +83,8 @@ def validate(run: Run, truth, ignore_unknown_queries: bool = False, missing_quer
     missing = missing_queries_of(run, truth).to_pylist() if missing_queries == "refuse" else []
     found.append((len(missing), [f"query {qid!r}: missing from the run" for qid in missing[:MAX_LISTED]]))
     hint = (
-        f"To score the {len(missing)} missing queries as 0 (as trec_eval -c does), pass --missing-queries zero."
+        missing_hint
+        or f"To score the {len(missing)} missing queries as 0 (as trec_eval -c does), pass --missing-queries zero."
         if missing
         else ""
     )

@@ -25,3 +25,16 @@ def test_source_files_list_every_file_a_config_reads():
         str(SAMPLE / part) for part in ("Web_Image.zip.001", "Web_Image.zip.002", "Web_Image.zip.003")
     ]
     assert m2kr.source_files("challenge_data", str(SAMPLE))[1:] == [str(SAMPLE / "query_images.zip")]
+
+
+def test_info_over_a_url_reads_the_directories_and_no_image(tmp_path, range_server, capsys):
+    from _remote_m2kr import archives
+    from _remote_m2kr import remote_m2kr
+
+    remote = remote_m2kr(tmp_path, range_server, queries=8, passages=40)
+    range_server.reset()
+    assert main(["info", "m2kr", "--data-dir", str(remote["data"]), "--images-dir", remote["url"]]) == 0
+    assert "## challenge_passage (train): 40 rows" in capsys.readouterr().out
+    for archive in archives(remote["served"]).values():
+        touched, directory = archive.read(range_server.requests)
+        assert touched == set() and directory  # the zip directory only: rows hold references

@@ -62,3 +62,30 @@ def test_missing_remote_image_is_reported(base_url, tmp_path, monkeypatch):
         mipr.MiprDataError, match=r"1 image file\(s\) missing from http://127.0.0.1:\d+/images/product_images/"
     ):
         mipr.load("corpus", data_dir=base_url, cache_dir=str(tmp_path))
+
+
+def test_a_web_server_that_lists_no_folder_gets_one_image_checked(range_server, tmp_path, caplog):
+    """The tests' range server, like S3, a CDN or nginx without autoindex, answers 404 for a folder."""
+    import logging
+    import shutil
+
+    shutil.copytree(mipr.SAMPLE_DIR, range_server.root / "mipr")
+    base = range_server.file_url("mipr")
+    with caplog.at_level(logging.WARNING, logger="mipr"):
+        corpus = mipr.load("corpus", data_dir=base, cache_dir=str(tmp_path / "c"))
+    asked = [r.path for r in range_server.requests if "/product_images/" in r.path]
+    first = sorted(corpus[mipr.IMAGE_NAME_FIELDS["corpus"]])[0]
+    assert asked == [f"/files/mipr/images/product_images/{first}"]  # one image asked for, not a listing
+    assert f"{base}/images/product_images/ cannot be listed (a web server without folder listings)" in caplog.text
+    assert "check_images=False (--no-check-images) skips this check" in caplog.text
+    assert corpus[0]["image"].size == (48, 48)
+
+    names = sorted(p.name for p in (range_server.root / "mipr" / "images" / "product_images").iterdir())
+    (range_server.root / "mipr" / "images" / "product_images" / names[0]).unlink()
+    with pytest.raises(mipr.MiprDataError) as caught:
+        mipr.load("corpus", data_dir=base, cache_dir=str(tmp_path / "c2"))
+    assert str(caught.value) == (
+        f"{base}/mipr_corpus.jsonl: {base}/images/product_images/ cannot be listed (a web server without folder "
+        f"listings?) and its image {names[0]} is not there (404 Not Found): check data_dir, or pass "
+        "check_images=False (--no-check-images) to skip the image checks."
+    )

@@ -6,15 +6,9 @@ shapes the pixels, tokens, vectors or scores (and of mmrhub, with its commit whe
 
 import dataclasses
 import hashlib
-import json
 import os
 import sys
 from pathlib import Path
-
-from mmr_inputs import load_json_file
-from mmrhub.run_records import has_random_weights
-from mmrhub.run_records import meta_path
-from mmrhub.writing import write_text
 
 _BLOCK = 8 << 20  # bytes read at a time while hashing
 
@@ -126,11 +120,12 @@ def options_record(options) -> dict:
     return options
 
 
-def data_record(data, queries, corpus) -> dict:
+def data_record(data, queries, corpus, images_read=(True, True)) -> dict:
     """What the run read: benchmark, folder (absolute; whether it is the bundled sample), split, each judgment
     table's sha256, and for the queries and the corpus their count, fingerprint (``LoadedSide.fingerprint``: ids,
-    texts, image names and bytes) and each image's digest by its name (``image_digests``), so that a repeated run
-    names an image whose bytes changed."""
+    texts, image names and bytes) and, where the model read that side's images (``images_read``: queries', corpus'),
+    each image's digest by its name (``image_digests``), so that a repeated run names an image whose bytes changed.
+    A side read as text alone (PreFLMR's passages) lists no images among its inputs."""
     benchmark = data.benchmark
     remote = "://" in data.folder  # a URL or the Hub: recorded as given, its tables by the fingerprints below
     folder = data.folder if remote else Path(data.folder).resolve()
@@ -146,8 +141,9 @@ def data_record(data, queries, corpus) -> dict:
         "images_dir": data.images_dir,
         "tables": tables,
         **{
-            name: {"count": len(side.ids), "fingerprint": side.fingerprint, "images": side.images_record()}
-            for name, side in (("queries", queries), ("corpus", corpus))
+            name: {"count": len(side.ids), "fingerprint": side.fingerprint}
+            | ({"images": side.images_record()} if read else {})
+            for name, side, read in (("queries", queries, images_read[0]), ("corpus", corpus, images_read[1]))
         },
     }
 
@@ -175,64 +171,3 @@ def environment_record(device, dtype) -> dict:
         "command_line": list(sys.argv),
         "cwd": os.getcwd(),  # what relative paths in the options were relative to
     }
-
-
-def model_source(model_id: str) -> str:
-    """Which model a run is of, to tell runs apart: a local folder's absolute path, else the Hub id."""
-    return os.path.abspath(model_id) if os.path.isdir(model_id) else model_id
-
-
-def check_replaceable(run_path, model_id: str) -> None:
-    """A run file named after its model (the default ``runs/<benchmark>_<model>.json``, baseline's names) is replaced
-    only by a run of the same model: two folders called ``model`` get the same name, and a file no run of ours
-    wrote is not ours to replace."""
-    run_path = Path(run_path)
-    if not run_path.exists():
-        return
-    try:
-        made_by = json.loads(meta_path(run_path).read_text(encoding="utf-8")).get("model_id")
-    except (OSError, ValueError, AttributeError):
-        made_by = None
-    if made_by != model_source(model_id):
-        holder = f"a run of {made_by}" if made_by else "a file whose metadata names no model"
-        raise ValueError(
-            f"{run_path} holds {holder}; give --output PATH for the run of {model_id}, or move that file away."
-        )
-
-
-def write_meta(run_path, command: str, model_id: str, identity: dict, settings, **fields) -> Path:
-    """Write the run's metadata: the model (``model_source``), ``identity`` (the cache key: model, dtype, lengths),
-    whether the model's weights are random (``mmrhub.run_records``), the preset's settings and sources, the
-    versions, and ``fields`` (``options_record``, ``data_record``, ``candidates_record``, ``environment_record``,
-    ...)."""
-    meta = {
-        "command": command,
-        "run": Path(run_path).name,
-        "model_id": model_source(model_id),
-        "model": identity,
-        "random_weights": has_random_weights(model_id),
-        "preset": settings.name,
-        "settings": settings.settings(),
-        "versions": versions(),
-        **fields,
-    }
-    return write_text(meta_path(run_path), json.dumps(meta, indent=1, ensure_ascii=False, default=str) + "\n")
-
-
-MAX_RECORD = 1 << 26  # bytes of a run's metadata: a few kB as written, so a bound far above that
-
-
-def read_meta(path) -> dict:
-    """A run's metadata as written by ``write_meta``; an error naming the file when it is not one."""
-    path = Path(path)
-    try:
-        meta = load_json_file(str(path), limit=MAX_RECORD)  # the one way in: a FIFO is refused, not waited on
-    except OSError as err:  # an InputError (a FIFO, damaged JSON) names the file itself
-        raise OSError(err.errno, f"{path}: cannot read the run's metadata: {err.strerror or err}") from None
-    if not isinstance(meta, dict) or meta.get("command") not in ("retrieve", "rerank"):
-        raise ValueError(f"{path}: not the metadata of a retrieve or rerank run (RUN.json.meta.json)")
-    if "options" not in meta:
-        raise ValueError(
-            f"{path}: written before runs recorded their options, so it cannot be repeated; run the command again."
-        )
-    return meta

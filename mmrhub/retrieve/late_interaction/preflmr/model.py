@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mmrhub.retrieve.preflmr.config import PreFLMRConfig
+from mmrhub.retrieve.late_interaction.preflmr.config import PreFLMRConfig
 
 
 class PreFLMRModel(nn.Module):

@@ -1,6 +1,7 @@
 """PreFLMR's inputs exactly as the authors' code makes them (LinWeizheDragon/FLMR; "EX" is
 ``examples/example_use_preflmr.py``, "TK" ``flmr/models/flmr/tokenization_flmr.py``, "MF"
-``flmr/models/flmr/modeling_flmr.py``). Plain functions of token ids and strings, run in the DataLoader workers.
+``flmr/models/flmr/modeling_flmr.py``). Plain functions of token ids and strings, run in the DataLoader workers
+(the passages' kept-mask where the model runs, from the ids).
 
 Queries:
   - text: the row's instruction stripped, ":" appended when it does not end in one, every ":" replaced by
@@ -14,8 +15,9 @@ Queries:
     [MASK] padding is kept); without a ``mask_instruction_token``, every token not skipped and not id 0 (MF:705-706,
     1389-1391). Where no ``mask_instruction_token`` is found, the authors log an error and keep every such token
     (MF:713-716): so does this.
-  - image: the row's image in RGB (EX:291), or a black 336 x 336 image when the row has none (EX:288-289), through
-    the CLIP image processor (EX:293).
+  - image: the row's image in RGB (EX:291: ``Image.open(path).convert("RGB")``, then the processor of transformers
+    4.49, which takes an RGB image as it is: ``images.as_rgb``), or a black 336 x 336 image when the row has none
+    (EX:288-289), through the CLIP image processor (EX:293).
 Passages (text only, ``passage_content``, EX:226):
   - tokens: ". " + text, truncated to ``doc_maxlen`` (TK:124-137; 512, EX:68), position 1 overwritten by
     ``[unused1]`` (TK:112, 142);
@@ -27,6 +29,8 @@ import string
 
 import torch
 from PIL import Image
+
+from mmrhub.retrieve.images import as_rgb
 
 QUERY_MARKER = "[unused0]"  # TK:195
 PASSAGE_MARKER = "[unused1]"  # TK:112
@@ -77,11 +81,11 @@ def instruction_id(tokenizer, instruction_token):
 
 
 def passage_tokens(tokenizer, texts: list, maxlen: int) -> tuple:
-    """(input ids, attention mask) of passages (TK:114-158), padded to the batch's longest rather than to
-    ``doc_maxlen``: a padding token is masked out of attention and of the score, so the kept tokens' vectors are the
-    same (docs/presets.md, PreFLMR)."""
+    """(input ids, attention mask) of passages as numpy arrays (TK:114-158), padded to the batch's longest rather
+    than to ``doc_maxlen``: a padding token is masked out of attention and of the score, so the kept tokens' vectors
+    are the same (docs/presets.md, PreFLMR)."""
     encoding = tokenizer(
-        [PREFIX + text for text in texts], padding="longest", truncation=True, max_length=maxlen, return_tensors="pt"
+        [PREFIX + text for text in texts], padding="longest", truncation=True, max_length=maxlen, return_tensors="np"
     )
     ids = encoding["input_ids"]
     ids[:, 1] = tokenizer.convert_tokens_to_ids(PASSAGE_MARKER)
@@ -94,12 +98,13 @@ def punctuation_ids(tokenizer) -> list:
 
 
 def passage_mask(ids: torch.Tensor, skip_ids) -> torch.Tensor:
-    """Which passage tokens count (MF:1389-1391)."""
-    return (ids != PAD_ID) & ~torch.isin(ids, torch.tensor(list(skip_ids), dtype=ids.dtype))
+    """Which passage tokens count (MF:1389-1391), computed where ``ids`` are."""
+    skipped = torch.tensor(list(skip_ids), dtype=ids.dtype, device=ids.device)
+    return (ids != PAD_ID) & ~torch.isin(ids, skipped)
 
 
 def query_image(image):
     """The image the authors' example gives the processor (EX:288-291)."""
     if image is None:
         return Image.new("RGB", (MISSING_IMAGE_SIDE, MISSING_IMAGE_SIDE), color="black")
-    return image if image.mode == "RGB" else image.convert("RGB")
+    return as_rgb(image)

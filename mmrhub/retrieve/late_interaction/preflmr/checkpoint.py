@@ -12,15 +12,17 @@ tower and projection, which text-only passages never run; buffers our model rebu
 them, and nothing is left at random.
 """
 
-import json
 import os
 from pathlib import Path
 
 import torch
 
-from mmrhub.retrieve.preflmr.config import CONTEXT_TOKENIZER
-from mmrhub.retrieve.preflmr.config import QUERY_TOKENIZER
-from mmrhub.retrieve.preflmr.config import PreFLMRConfig
+from mmrhub.retrieve.late_interaction.preflmr.config import CONTEXT_TOKENIZER
+from mmrhub.retrieve.late_interaction.preflmr.config import QUERY_TOKENIZER
+from mmrhub.retrieve.late_interaction.preflmr.config import PreFLMRConfig
+from mmrhub.retrieve.late_interaction.preflmr.config import read_json
+from mmrhub.retrieve.late_interaction.preflmr.inputs import PASSAGE_MARKER
+from mmrhub.retrieve.late_interaction.preflmr.inputs import QUERY_MARKER
 
 INDEX = "model.safetensors.index.json"
 SINGLE = "model.safetensors"
@@ -74,10 +76,17 @@ def weight_files(folder: Path) -> dict:
     """Stored tensor name -> its safetensors file: from the shard index, else the single file."""
     index = folder / INDEX
     if index.is_file():
-        weight_map = json.loads(index.read_text(encoding="utf-8")).get("weight_map")
-        if not isinstance(weight_map, dict) or not weight_map:
+        weight_map = read_json(index, INDEX).get("weight_map")
+        if (
+            not isinstance(weight_map, dict)
+            or not weight_map
+            or not all(isinstance(v, str) for v in weight_map.values())
+        ):
             raise ValueError(f"{index}: no weight_map; expected the shard index transformers writes.")
         files = {name: folder / shard for name, shard in weight_map.items()}
+        outside = sorted(shard for shard in set(weight_map.values()) if Path(shard).name != shard)
+        if outside:
+            raise ValueError(f"{index}: {outside[0]} is not a file name in the checkpoint's folder; expected shards.")
         absent = sorted({str(path) for path in files.values() if not path.is_file()})
         if absent:
             raise FileNotFoundError(f"{index} lists {', '.join(absent)}, which is not there; download it again.")
@@ -139,7 +148,24 @@ def load_weights(model, folder) -> None:
                             f"{path}: {stored} has shape {tuple(tensor.shape)}; the model's config.json "
                             f"gives {tuple(target.shape)}."
                         )
+                    check_weight(path, stored, tensor)
                     target.copy_(tensor)
+
+
+def check_weight(path: Path, name: str, tensor) -> None:
+    """A stored weight is floating point (an integer tensor would be cast without a word) and finite (a NaN or
+    infinite weight makes every output NaN): else one line naming the file and the tensor."""
+    if not tensor.is_floating_point():
+        raise ValueError(
+            f"{path}: {name} is stored as {str(tensor.dtype).removeprefix('torch.')}; a weight is floating point "
+            "(float32, float16, bfloat16). The file is damaged or not this model's: download it again."
+        )
+    if not torch.isfinite(tensor).all():
+        bad = int((~torch.isfinite(tensor)).sum())
+        raise ValueError(
+            f"{path}: {name} holds {bad:,} NaN or infinite value(s) of {tensor.numel():,}; every output would be "
+            "NaN. The file is damaged: download it again."
+        )
 
 
 def _buffer_names(name: str, prefixes: dict) -> list:
@@ -165,30 +191,59 @@ def checkpoint_folder(model_id: str, revision=None) -> Path:
     return Path(snapshot_download(model_id, revision=revision, allow_patterns=HUB_FILES))
 
 
-def hub_file(model_id: str, filename: str, what: str) -> str:
-    """One file of a Hub repository (downloaded or from the cache); one line naming ``what`` when unavailable."""
-    from huggingface_hub import hf_hub_download
-
-    try:
-        return hf_hub_download(model_id, filename)
-    except Exception as error:  # offline, unknown repository, no such file: all one line
-        raise FileNotFoundError(
-            f"{what} {model_id!r}: its {filename} could not be read ({type(error).__name__}); "
-            "give a folder holding it, or download it where the Hub can be reached."
-        ) from None
-
-
-def load_tokenizers(folder: Path) -> tuple:
+def load_tokenizers(folder: Path, vocab_size: int) -> tuple:
     """(query tokenizer, context tokenizer): BERT wordpiece from ``query_tokenizer/`` and ``context_tokenizer/``
-    (the authors' tokenizers are BertTokenizer subclasses, tokenization_flmr.py:86, 162)."""
+    (the authors' tokenizers are BertTokenizer subclasses, tokenization_flmr.py:86, 162), each checked to hold the
+    tokens the inputs are made of and no id past the text encoder's ``vocab_size``."""
     from transformers import BertTokenizer
 
     found = []
-    for sub in (QUERY_TOKENIZER, CONTEXT_TOKENIZER):
-        if not any((folder / sub / name).is_file() for name in ("vocab.txt", "tokenizer.json")):
+    for sub, marker in ((QUERY_TOKENIZER, QUERY_MARKER), (CONTEXT_TOKENIZER, PASSAGE_MARKER)):
+        files = [folder / sub / name for name in ("vocab.txt", "tokenizer.json") if (folder / sub / name).is_file()]
+        if not files:
             raise FileNotFoundError(
                 f"{folder / sub}: neither vocab.txt nor tokenizer.json; a PreFLMR checkpoint holds its BERT tokenizers "
                 f"in {QUERY_TOKENIZER}/ and {CONTEXT_TOKENIZER}/."
             )
-        found.append(BertTokenizer.from_pretrained(str(folder / sub)))
+        tokenizer = BertTokenizer.from_pretrained(str(folder / sub))
+        vocab = tokenizer.get_vocab()
+        needed = [tokenizer.pad_token, tokenizer.unk_token, tokenizer.cls_token, tokenizer.sep_token, marker]
+        absent = [token for token in needed if token not in vocab]
+        if absent:
+            raise ValueError(
+                f"{files[0]}: its vocabulary has no {', '.join(map(str, absent))}; PreFLMR's inputs are made of these "
+                "tokens (a BERT wordpiece vocabulary). The file is damaged or not this model's."
+            )
+        if max(vocab.values()) >= vocab_size:
+            raise ValueError(
+                f"{files[0]}: token ids reach {max(vocab.values()):,}, but the text encoder has {vocab_size:,} "
+                "(config.json's text_config.vocab_size); the tokenizer is not this model's."
+            )
+        found.append(tokenizer)
     return tuple(found)
+
+
+def check_image_processor(processor, name: str, config: PreFLMRConfig) -> None:
+    """The image processor makes finite images of the vision tower's size: else one line naming its file and what it
+    makes (a crop_size of 0, another model's processor, an image_std of 0)."""
+    from PIL import Image
+
+    where = Path(name) / "preprocessor_config.json" if os.path.isdir(name) else f"{name} (preprocessor_config.json)"
+    side = config.vision["image_size"]
+    try:
+        pixels = processor(images=[Image.new("RGB", (2 * side + 3, side + 5), (120, 60, 200))], return_tensors="pt")
+        pixels = pixels["pixel_values"]
+    except (ValueError, TypeError, ZeroDivisionError, RuntimeError) as err:
+        raise ValueError(f"{where}: the image processor cannot make an image ({err}); check its sizes.") from None
+    if tuple(pixels.shape[-2:]) != (side, side):
+        raise ValueError(
+            f"{where}: the image processor makes {pixels.shape[-1]}x{pixels.shape[-2]} images; the vision tower takes "
+            f"{side}x{side} (config.json's vision_config.image_size). Give the processor of this model "
+            "(--image-processor, or its crop_size and size)."
+        )
+    if not torch.isfinite(pixels).all():
+        raise ValueError(
+            f"{where}: the image processor makes NaN or infinite pixel values (its image_std is "
+            f"[{', '.join(f'{value:g}' for value in processor.image_std)}]); expected a standard deviation above 0 "
+            "for each channel."
+        )

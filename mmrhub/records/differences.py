@@ -1,12 +1,12 @@
-"""What ``mmrhub rerun`` compares between a run's record (``RUN.json.meta.json``, ``provenance.write_meta``) and now:
+"""What ``mmrhub rerun`` compares between a run's record (``RUN.json.meta.json``, ``meta.write_meta``) and now:
 the sections compared and the paths that are not, one line per value that differs, the judgment tables' digests as
 the record holds them, and whether the repeated run is the recorded one.
 """
 
-import json
 from pathlib import Path
 
-from mmrhub.retrieve.provenance import file_digest
+from mmrhub.records.meta import shown as shown_value
+from mmrhub.records.provenance import file_digest
 
 # What is compared between the record and the repeated run's own record; the rest (the run's name, the command
 # line, where the new run is written) differs by design.
@@ -112,19 +112,21 @@ def image_differences(prefix: str, then, now):
 
 def shown(value) -> str:
     """A value in a difference line, long ones cut."""
-    text = "absent" if value is None else json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= 90 else text[:87] + "..."
+    return "absent" if value is None else shown_value(value, 90)
 
 
-def same_run(recorded_bytes, repeated_bytes: bytes, recorded_run: Path) -> str:
-    """Whether the repeated run is the recorded one, in a sentence."""
+def same_run(recorded_bytes, repeated_bytes: bytes, recorded_run: Path, read) -> str:
+    """Whether the repeated run is the recorded one, in a sentence. ``read``: a run's bytes as scoring reads a run
+    file (``scoring.runs.read_run_bytes``), given by the caller so that records import no wing."""
     if recorded_bytes is None:
         return f"The recorded run {recorded_run} is not there to compare with."
     if recorded_bytes == repeated_bytes:
         return "The repeated run is identical to the recorded one, byte for byte."
-    then, now = ranked_by_query(recorded_bytes), ranked_by_query(repeated_bytes)
-    if then is None:
+    try:
+        then = ranked_by_query(read(recorded_bytes, str(recorded_run)))
+    except ValueError:  # a RunError: not a run file at all
         return f"The repeated run differs from {recorded_run}, which is not a run as retrieve and rerank write them."
+    now = ranked_by_query(read(repeated_bytes, "the repeated run"))
     moved = largest = 0
     for qid, ranked in now.items():
         before = then.get(qid, [])
@@ -137,18 +139,8 @@ def same_run(recorded_bytes, repeated_bytes: bytes, recorded_run: Path) -> str:
     )
 
 
-def ranked_by_query(data: bytes):
-    """{qid: [(did, score), ...]} of a run as retrieve and rerank write it, or None when ``data`` is not one."""
-    try:
-        return {
-            entry["qid"]: [(item["did"], _number(item.get("score"))) for item in entry["ranked"]]
-            for entry in json.loads(data)
-        }
-    except (ValueError, TypeError, KeyError):
-        return None
-
-
-def _number(score):
-    if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
-        raise TypeError(score)
-    return score
+def ranked_by_query(run) -> dict:
+    """{qid: [(did, score), ...]} of a run as ``scoring.runs`` reads it (a scoreless format's scores None)."""
+    rankings = run.rankings.to_pylist()
+    scores = run.scores.to_pylist() if run.scores is not None else [[None] * len(ids) for ids in rankings]
+    return {qid: list(zip(ids, values)) for qid, ids, values in zip(run.query_ids.to_pylist(), rankings, scores)}

@@ -182,7 +182,22 @@ def check_queries(queries: torch.Tensor, query_mask: torch.Tensor, packed: Packe
 
 def maxsim_topk(queries: torch.Tensor, query_mask: torch.Tensor, packed: PackedTokens, k: int, budget_bytes=None):
     """(scores float32, indices int64), each (num_queries, min(k, len(packed))): exact MaxSim top-k of every
-    query over every passage, on the device of ``packed.vectors``, in its dtype (summed in float32)."""
+    query over every passage, on the device of ``packed.vectors``, in its dtype (summed in float32).
+
+    One query of two kept tokens (its third is padding) against two passages: each query token takes its best
+    inner product with any of a passage's tokens, and the two bests are summed.
+
+    >>> import torch
+    >>> query = torch.tensor([[[1.0, 0.0], [0.0, 1.0], [9.0, 9.0]]])
+    >>> kept = torch.tensor([[True, True, False]])
+    >>> passages = pack(
+    ...     torch.tensor([[[1.0, 0.0], [0.6, 0.8]], [[0.0, 1.0], [0.0, 0.0]]]),  # passage 1 keeps one token
+    ...     torch.tensor([[True, True], [True, False]]),
+    ... )
+    >>> scores, indices = maxsim_topk(query, kept, passages, k=2)
+    >>> scores, indices  # passage 0: 1.0 + 0.8; passage 1: 0.0 + 1.0
+    (tensor([[1.8000, 1.0000]]), tensor([[0, 1]]))
+    """
     check_queries(queries, query_mask, packed)
     vectors = packed.vectors
     device, dtype = vectors.device, vectors.dtype
