@@ -6,7 +6,7 @@ sizes whose bytes cover every value of every channel, in bfloat16, float16 and f
     python bench/pixels_on_device.py [--device cuda]
 
 Prints one line per case and exits 1 if any value differs. ``bench/gpu_check.sh`` runs it on the GPU;
-tests/retrieve/test_qwen3vl.py holds the same on CPU.
+tests/retrieve/rerank/test_qwen3vl.py holds the same on CPU.
 """
 
 import argparse

@@ -1,9 +1,10 @@
 """M2KR's split archive read in place over loopback HTTP against the same parts read locally: requests, bytes, time.
 
 Builds a synthetic screenshot zip (``--members`` stored members of about ``--kb`` KB, zip64 end records as the real
-archives have), split at byte level into ``Web_Image.zip.001``-``.003``, serves it from ``tests/_range_server.py``
-(a real HTTP server on 127.0.0.1 with Range support, counting requests and bytes sent), and in one process reads the
-same ``--reads`` random members through ``splitzip://`` (what ``datasets.Image`` opens) with:
+archives have), split at byte level into ``Web_Image.zip.001``-``.003``, serves it from
+``tests/helpers/_range_server.py`` (a real HTTP server on 127.0.0.1 with Range support, counting requests and bytes
+sent), and in one process reads the same ``--reads`` random members through ``splitzip://`` (what ``datasets.Image``
+opens) with:
 
 - local:        the parts on disk (the peer); reads and bytes counted by the reader;
 - http:         the parts over HTTP, one range request per member (this reader);

@@ -2,11 +2,11 @@
 download of the parts over the same link, with requests, bytes and requests in flight from the server's own log.
 
 Synthetic M2KR (``make_m2kr_synthetic.py``: ``--passages`` screenshots of about ``--screenshot-kb`` KB in the three
-``Web_Image.zip`` parts, ``query_images.zip``), the tables in a local folder, the archives served by the loopback
-server the tests use (``tests/_range_server.py``) over ``http://`` and as a Hub repo whose ``resolve`` redirects to
-expiring CDN URLs (``hf://``). The server emulates the link: each request waits ``--delays`` ms before it is answered
-(a round trip), and every answer's body shares ``--link-mbps`` (a token bucket). For each delay and each of http and
-the Hub, whole processes with a fresh ``HF_HOME``:
+``Web_Image.zip`` parts, ``query_images.zip``), the tables in a local folder, the archives served by the loopback server
+the tests use (``tests/helpers/_range_server.py``) over ``http://`` and as a Hub repo whose ``resolve`` redirects to
+expiring CDN URLs (``hf://``). The server emulates the link: each request waits ``--delays`` ms before it is answered (a
+round trip), and every answer's body shares ``--link-mbps`` (a token bucket). For each delay and each of http and the
+Hub, whole processes with a fresh ``HF_HOME``:
 
 - ``download``: the four archives downloaded whole, all at once (a thread each, as ``hf download`` would; the Hub's
   redirect followed): the peer every full pass is measured against;
@@ -45,7 +45,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "tests"), str(ROOT)]
+sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "tests" / "helpers"), str(ROOT)]
 import make_m2kr_synthetic  # noqa: E402
 from _range_server import RangeServer  # noqa: E402
 from _remote_m2kr import Archive  # noqa: E402

@@ -1,6 +1,6 @@
 """Images in every mode PIL reads (1, L, LA, P, PA, RGB, RGBA, CMYK, I;16, I, F, YCbCr, ...), with and without a
 transparency index (PNG ``tRNS``, GIF), made the same way in any environment with numpy and PIL: the cases on
-which every preset's image preparation is held to its authors' (``tests/retrieve/test_image_modes.py``,
+which every preset's image preparation is held to its authors' (``tests/retrieve/inputs/test_image_modes.py``,
 ``scripts/preflmr_reference.py pixels``). Each case is an image file's bytes where a format stores that mode
 (the authors read files), else the image itself.
 """

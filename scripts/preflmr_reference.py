@@ -1,4 +1,5 @@
-"""Reference scores of PreFLMR from its authors' own, unchanged code, for ``tests/retrieve/test_preflmr_reference.py``.
+"""Reference scores of PreFLMR from its authors' own, unchanged code, for
+``tests/retrieve/late_interaction/test_preflmr_reference.py``.
 
 Three steps, in three environments:
 
@@ -36,7 +37,7 @@ Only the fixture is kept; the checkpoint is rebuilt by the test from the seed.
    image_modes.py``): ``Image.open(path).convert("RGB")`` (example_use_preflmr.py:291) through transformers 4.49's
    ``CLIPImageProcessor`` (example_use_preflmr.py:250, 293) with ViT-bigG/14's settings (the processor's defaults:
    224 shortest edge, bicubic, centre crop 224, OpenAI CLIP's mean and std). Writes each case's mode and a
-   sha256 of its float32 pixel values, for ``tests/retrieve/test_image_modes.py``::
+   sha256 of its float32 pixel values, for ``tests/retrieve/inputs/test_image_modes.py``::
 
        python3 -m venv /tmp/tf449 && /tmp/tf449/bin/pip install transformers==4.49.0 pillow==12.3.0 numpy
        /tmp/tf449/bin/python scripts/preflmr_reference.py pixels tests/retrieve/data/image_modes_reference.json

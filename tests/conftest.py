@@ -5,7 +5,10 @@ import sys
 import tempfile
 
 import pytest
-from _paths import ROOT
+
+# The shared helpers (tests/helpers/_*.py) are imported by name from every test folder.
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "helpers"))
+from _paths import ROOT  # noqa: E402
 
 # Tests never reach the Hub and never touch the user's cache: set before datasets is imported.
 _HF_HOME = tempfile.mkdtemp(prefix="mmrhub-test-hf-")
@@ -50,7 +53,8 @@ def exported(tmp_path_factory):
 
 @pytest.fixture
 def range_server(tmp_path):
-    """A loopback HTTP server (``tests/_range_server.py``) over a fresh folder ``server.root``, counting requests."""
+    """A loopback HTTP server (``tests/helpers/_range_server.py``) over a fresh folder ``server.root``,
+    counting requests."""
     from _range_server import RangeServer
 
     root = tmp_path / "served"
@@ -92,8 +96,8 @@ def hub_server(range_server, monkeypatch):
 
 @pytest.fixture
 def writable_hub(monkeypatch):
-    """A writable Hub (``tests/_hub_server.py``: repos, commits, blobs, LFS, pull requests) that huggingface_hub's
-    own client talks to, online, uploading LFS files without Xet; ``HF_TOKEN`` set.
+    """A writable Hub (``tests/helpers/_hub_server.py``: repos, commits, blobs, LFS, pull requests) that
+    huggingface_hub's own client talks to, online, uploading LFS files without Xet; ``HF_TOKEN`` set.
 
     Make repos with ``writable_hub.create_repo("owner/name")`` (or let ``HfApi.create_repo`` make them).
     """

@@ -1,4 +1,4 @@
-"""Code run on datasets 3.6 frees what it made before the interpreter's exit (tests/_datasets36.py)."""
+"""Code run on datasets 3.6 frees what it made before the interpreter's exit (tests/helpers/_datasets36.py)."""
 
 import os
 

@@ -1,7 +1,7 @@
 """Pushes over generated exports and Hub repos (seeded and bounded), against the Hub emulation driven by
-huggingface_hub's own client (``tests/_hub_server.py``): a push deletes a file only while the Hub holds the bytes
-our manifest records for it, replaces a file no push of ours left as it is only with --force, uploads only what the
-export wrote, and says every file it does not upload, whatever the names (``*``, ``?``, ``[``, ``]``, ``!``) and
+huggingface_hub's own client (``tests/helpers/_hub_server.py``): a push deletes a file only while the Hub holds the
+bytes our manifest records for it, replaces a file no push of ours left as it is only with --force, uploads only what
+the export wrote, and says every file it does not upload, whatever the names (``*``, ``?``, ``[``, ``]``, ``!``) and
 whatever the manifest (ours, an older mmrhub's list of paths, another tool's, or not JSON)."""
 
 import hashlib

@@ -1,4 +1,4 @@
-"""The Hub emulation (``tests/_hub_server.py``) answers huggingface_hub's own client as the Hub does: repos,
+"""The Hub emulation (``tests/helpers/_hub_server.py``) answers huggingface_hub's own client as the Hub does: repos,
 commits on a parent, git blob ids and LFS sha256 in the tree, downloads, deletions of what is there, and pull
 requests."""
 

@@ -253,7 +253,7 @@ def imported_test_modules(path: Path) -> list:
 
 
 def test_no_test_module_imports_another():
-    """Shared names live in tests/_*_helpers.py, shared fixtures in a conftest.py: no file under tests/ imports a
+    """Shared names live in tests/helpers/, shared fixtures in a conftest.py: no file under tests/ imports a
     test module, whose module-level code (its skips, its settings) would then run for another file too."""
     offenders = {
         str(path.relative_to(TESTS)): imported_test_modules(path)
@@ -267,3 +267,15 @@ def test_the_test_import_check_sees_a_violation(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("import test_report\n\n\ndef f():\n    from test_mteb_layout import EXPECTED\n", encoding="utf-8")
     assert imported_test_modules(bad) == ["test_mteb_layout", "test_report"]
+
+
+def test_shared_test_code_lives_in_the_helpers_folder():
+    """Helpers (``_*.py``) lie in tests/helpers/ and nowhere else, and that folder holds no test; the other folders
+    hold tests and their conftest.py only."""
+    misplaced = [
+        str(path.relative_to(TESTS))
+        for path in sorted(TESTS.rglob("*.py"))
+        if (path.parent.name == "helpers") != path.name.startswith("_")
+        or not (path.name.startswith(("_", "test_")) or path.name == "conftest.py")
+    ]
+    assert misplaced == []

@@ -1,4 +1,4 @@
-"""The loopback server the remote-reading tests count requests and bytes with (tests/_range_server.py)."""
+"""The loopback server the remote-reading tests count requests and bytes with (tests/helpers/_range_server.py)."""
 
 import http.client
 import io

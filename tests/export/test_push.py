@@ -1,4 +1,4 @@
-"""``mmrhub push`` against a Hub emulation (``tests/_hub_server.py``) that stores commits, git blobs and LFS
+"""``mmrhub push`` against a Hub emulation (``tests/helpers/_hub_server.py``) that stores commits, git blobs and LFS
 objects, driven by huggingface_hub's own client: a push deletes a file only while the Hub holds the bytes an earlier
 push of ours recorded, replaces a file no push of ours left as it is only with --force, uploads only what the
 export wrote, and names every file it refuses."""

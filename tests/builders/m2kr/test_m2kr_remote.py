@@ -1,5 +1,5 @@
 """M2KR's archives read in place over HTTP and from the Hub: each scenario counts the requests and bytes a real
-loopback server (tests/_range_server.py) sent, against the members' and the zip directory's bytes."""
+loopback server (tests/helpers/_range_server.py) sent, against the members' and the zip directory's bytes."""
 
 import hashlib
 import io

@@ -1,5 +1,5 @@
 """The pipeline with a multi-vector encoder (``--preset preflmr``), on the bundled M2KR sample, CPU only: a small
-fake model behind PreFLMR's interface (tests/_fake_tokens.py), so the wiring is tested apart from the model."""
+fake model behind PreFLMR's interface (tests/helpers/_fake_tokens.py), so the wiring is tested apart from the model."""
 
 import json
 import os
@@ -177,7 +177,7 @@ runpy.run_path({script!r}, run_name="__main__")
 def test_two_processes_write_the_run_one_process_writes(tmp_path, model_dir):
     launcher = tmp_path / "launch.py"
     script = ROOT / "scripts" / "embed_retrieve.py"
-    launcher.write_text(LAUNCHER.format(tests=str(ROOT / "tests"), script=str(script)))
+    launcher.write_text(LAUNCHER.format(tests=str(ROOT / "tests" / "helpers"), script=str(script)))
     options = ["m2kr", "--preset", "preflmr", "--model", str(model_dir), "--top-k", "7", "--batch-size", "8"]
     options += ["--num-workers", "0", "--no-cache", "--no-eval"]
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT))

@@ -1,6 +1,6 @@
-"""M2KR data whose archives a loopback server serves (``tests/_range_server.py``), and how to tell from the server's
-log which archive members a command read: the tables stay in a local folder, the archives (zip64 end records, the
-screenshots split in three parts as on the Hub) lie only under the server's root.
+"""M2KR data whose archives a loopback server serves (``tests/helpers/_range_server.py``), and how to tell from the
+server's log which archive members a command read: the tables stay in a local folder, the archives (zip64 end records,
+the screenshots split in three parts as on the Hub) lie only under the server's root.
 """
 
 import io

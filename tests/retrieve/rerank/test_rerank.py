@@ -178,7 +178,7 @@ def test_the_run_says_how_it_was_made(tmp_path, reranker, capsys):
     assert meta["settings"]["query_instruction"] == instruction and meta["settings"]["max_length"] == 2000
     assert meta["model"]["prompt"] == instruction and meta["model"]["dtype"] == "torch.float32"
     assert meta["model"]["activation"] == "Sigmoid"
-    # a local folder is identified by a hash of its files (tests/retrieve/test_provenance.py)
+    # a local folder is identified by a hash of its files (tests/records/test_provenance.py)
     assert meta["model"]["model"]["name"] == "model" and re.fullmatch("[0-9a-f]{64}", meta["model"]["model"]["files"])
     import sentence_transformers
     import torch

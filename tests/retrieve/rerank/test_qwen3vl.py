@@ -763,7 +763,7 @@ def test_the_gpu_check_runs_preflmr_at_full_size_in_a_call_of_its_own(tmp_path):
 @pytest.mark.parametrize("role", ["embedding", "reranker"])
 def test_a_qwen3_vl_model_giving_nan_writes_nothing(tmp_path, role, damage, capsys):
     """Qwen3-VL-Embedding and Qwen3-VL-Reranker (their presets, by their folders' names) damaged as
-    tests/_damaged_models.py damages a checkpoint: one line naming the model and the item, nothing written."""
+    tests/helpers/_damaged_models.py damages a checkpoint: one line naming the model and the item, nothing written."""
     from _damaged_models import damaged_copy
     from _paths import MIPR_EMBEDDING
 

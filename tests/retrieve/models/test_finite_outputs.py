@@ -1,9 +1,9 @@
 """A model that gives NaN or infinite values writes nothing (``mmrhub/retrieve/finite.py``): the tiny checkpoints of
-every backend and preset this environment runs (Chinese-CLIP through transformers and through sentence-transformers,
-a plain sentence-transformers dual encoder, PreFLMR, the LLaVA CrossEncoder reranker, an MTEB model), damaged as
-``tests/_damaged_models.py`` damages them, end in one line naming the model and the item, exit 1, with no run file,
-no record and no cache entry left; and no cache serves an entry holding such values. (Qwen3-VL's presets need
-torchvision: their case is in tests/retrieve/test_qwen3vl.py.)"""
+every backend and preset this environment runs (Chinese-CLIP through transformers and through sentence-transformers, a
+plain sentence-transformers dual encoder, PreFLMR, the LLaVA CrossEncoder reranker, an MTEB model), damaged as
+``tests/helpers/_damaged_models.py`` damages them, end in one line naming the model and the item, exit 1, with no run
+file, no record and no cache entry left; and no cache serves an entry holding such values. (Qwen3-VL's presets need
+torchvision: their case is in tests/retrieve/rerank/test_qwen3vl.py.)"""
 
 import json
 

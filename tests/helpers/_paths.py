@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MIPR_SAMPLE = ROOT / "data" / "mipr"
 M2KR_SAMPLE = ROOT / "data" / "m2kr"
 MIPR_EMBEDDING = MIPR_SAMPLE / "baseline" / "simulated_embedding_top50.json"
