@@ -36,6 +36,21 @@ def remote_settings_of_the_test_only(monkeypatch):
 
 
 @pytest.fixture(scope="session")
+def built(tmp_path_factory):
+    """``built(builder, name, *args, copy_to=None, **kwargs)``: a tiny model built once per test run, whichever test
+    or xdist worker asks first (``tests/helpers/_built_once.py``)."""
+    from _built_once import built_once
+    from _built_once import shared_root
+
+    root = shared_root(tmp_path_factory)
+
+    def get(builder, name, *args, **kwargs):
+        return built_once(root, builder, name, *args, **kwargs)
+
+    return get
+
+
+@pytest.fixture(scope="session")
 def exported(tmp_path_factory):
     """``exported(benchmark, format)`` -> the repo folder, exported from the bundled sample on first use."""
     from _export_helpers import export  # here, not at the top: datasets is imported once HF_HOME is set above

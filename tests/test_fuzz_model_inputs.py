@@ -48,8 +48,8 @@ TOKENIZER_KEYS = [("query_tokenizer", "query_maxlen"), ("context_tokenizer", "do
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory):
-    return build_preflmr(tmp_path_factory.mktemp("preflmr") / "tiny", texts=["who designed this castle"])
+def checkpoint(built):
+    return built(build_preflmr, "tiny", texts=["who designed this castle"])
 
 
 @SETTINGS

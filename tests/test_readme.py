@@ -187,4 +187,5 @@ def test_the_readme_opens_with_the_two_commands_for_a_fresh_machine():
     lines = PAGES[0].read_text(encoding="utf-8").splitlines()
     block = lines[lines.index("```bash") + 1 : lines.index("```")]
     assert len(block) == 2 and block[0].endswith("&& mmrhub evaluate mipr")
-    assert block[1].endswith("&& python -m pytest") and "python -m pytest" in (ROOT / ".ci" / "run").read_text()
+    assert block[1].endswith("&& python -m pytest -n auto")
+    assert "\npython -m pytest -n auto\n" in (ROOT / ".ci" / "run").read_text()

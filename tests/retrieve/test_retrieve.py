@@ -38,14 +38,14 @@ def sample_texts():
 
 
 @pytest.fixture(scope="module")
-def clip_model(tmp_path_factory, sample_texts):
-    return build_tiny_chinese_clip(tmp_path_factory.mktemp("clip"), sample_texts)
+def clip_model(built, sample_texts):
+    return built(build_tiny_chinese_clip, "clip", sample_texts)
 
 
 @pytest.fixture(scope="module")
-def st_model(tmp_path_factory, sample_texts):
+def st_model(built, sample_texts):
     pytest.importorskip("sentence_transformers")
-    return build_tiny_sentence_transformer(tmp_path_factory.mktemp("st"), sample_texts)
+    return built(build_tiny_sentence_transformer, "st", sample_texts)
 
 
 @pytest.mark.slow

@@ -45,8 +45,8 @@ DAMAGES = {
 
 
 @pytest.fixture(scope="module")
-def clip_model(tmp_path_factory):
-    return build_tiny_chinese_clip(tmp_path_factory.mktemp("clip") / "chinese-clip-tiny", [r["title"] for r in CORPUS])
+def clip_model(built):
+    return built(build_tiny_chinese_clip, "chinese-clip-tiny", [r["title"] for r in CORPUS])
 
 
 def damaged_sample(tmp_path, damage: str):
@@ -85,8 +85,8 @@ def test_retrieve_names_the_image_a_worker_cannot_decode(clip_model, tmp_path, d
 
 @pytest.mark.slow
 @pytest.mark.parametrize("workers", ["0", "2"])
-def test_rerank_names_the_image_a_worker_cannot_decode(tmp_path_factory, tmp_path, workers, capsys):
-    reranker = build_tiny_llava_reranker(tmp_path_factory.mktemp("reranker"))
+def test_rerank_names_the_image_a_worker_cannot_decode(built, tmp_path, workers, capsys):
+    reranker = built(build_tiny_llava_reranker, "reranker")
     folder, image = damaged_sample(tmp_path, "cut short")
     run = tmp_path / "runs" / "run.json"
     argv = ["rerank", "mipr", "--data-dir", str(folder), "--candidates", str(MIPR_EMBEDDING), "--model", str(reranker)]

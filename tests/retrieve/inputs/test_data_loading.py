@@ -30,10 +30,10 @@ def sides():
 
 
 @pytest.fixture(scope="module")
-def st_model(tmp_path_factory):
+def st_model(built):
     texts = [row["title"] for row in read_jsonl(MIPR_SAMPLE / "mipr_corpus.jsonl")]
     texts += [row["query"] for row in read_jsonl(MIPR_SAMPLE / "mipr_query.jsonl")]
-    return build_tiny_sentence_transformer(tmp_path_factory.mktemp("st"), texts)
+    return built(build_tiny_sentence_transformer, "st", texts)
 
 
 def recorded_features(model):
@@ -99,11 +99,11 @@ def test_worker_batches_are_the_main_process_inputs(st_model, sides):
 
 
 @pytest.fixture(scope="module")
-def reranker(tmp_path_factory):
+def reranker(built):
     from mmrhub.retrieve.options import ModelSettings
     from mmrhub.retrieve.rerank.model import Reranker
 
-    folder = build_tiny_llava_reranker(tmp_path_factory.mktemp("reranker"))
+    folder = built(build_tiny_llava_reranker, "reranker")
     return Reranker(str(folder), ModelSettings().resolve(str(folder), "reranker"))
 
 

@@ -28,8 +28,8 @@ INSTRUCTION = "Using the provided image, obtain documents that address the subse
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory):
-    return build_preflmr(tmp_path_factory.mktemp("preflmr") / "tiny", texts=TEXTS)
+def checkpoint(built):
+    return built(build_preflmr, "tiny", texts=TEXTS)
 
 
 def load(folder):

@@ -20,8 +20,8 @@ TEXTS = ["using the provided image obtain documents that address the subsequent 
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory):
-    return build_preflmr(tmp_path_factory.mktemp("preflmr") / "tiny", texts=TEXTS)
+def checkpoint(built):
+    return built(build_preflmr, "tiny", texts=TEXTS)
 
 
 def edited(checkpoint, tmp_path, file: str, **changes):

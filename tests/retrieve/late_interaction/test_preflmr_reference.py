@@ -34,12 +34,10 @@ def reference():
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory, reference):
+def checkpoint(built, reference):
     made = reference["checkpoint"]
     assert (made["size"], made["seed"]) == (SIZE, SEED)
-    return build_preflmr(
-        tmp_path_factory.mktemp("preflmr") / "tiny", SIZE, seed=SEED, texts=m2kr_sample_texts(M2KR_SAMPLE)
-    )
+    return built(build_preflmr, "tiny", SIZE, seed=SEED, texts=m2kr_sample_texts(M2KR_SAMPLE))
 
 
 @pytest.fixture(scope="module")

@@ -41,15 +41,14 @@ def texts():
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory, texts):
+def tiny(built, texts):
     """The tiny checkpoints, built once: {name: (folder, the tensor a damage hits, command-line options)}."""
-    root = tmp_path_factory.mktemp("tiny")
-    clip = build_tiny_chinese_clip(root / "chinese-clip-tiny", texts)
+    clip = built(build_tiny_chinese_clip, "chinese-clip-tiny", texts)
     return {
         "chinese-clip (transformers)": (clip, "visual_projection.weight", ["--backend", "transformers"]),
         "chinese-clip (sentence-transformers)": (clip, "visual_projection.weight", []),
         "dual encoder (sentence-transformers)": (
-            build_tiny_sentence_transformer(root / "st", texts),
+            built(build_tiny_sentence_transformer, "st", texts),
             "visual_projection.weight",
             ["--preset", "none"],
         ),
@@ -87,8 +86,8 @@ def test_a_single_vector_model_giving_nan_writes_nothing(tiny, model, damage, tm
 
 
 @pytest.fixture(scope="module")
-def preflmr(tmp_path_factory):
-    return build_preflmr(tmp_path_factory.mktemp("preflmr") / "PreFLMR-tiny", texts=m2kr_sample_texts(M2KR_SAMPLE))
+def preflmr(built):
+    return built(build_preflmr, "PreFLMR-tiny", texts=m2kr_sample_texts(M2KR_SAMPLE))
 
 
 @pytest.mark.slow
@@ -109,8 +108,8 @@ def test_preflmr_whose_finite_weights_overflow_writes_nothing(preflmr, tmp_path,
 
 @pytest.mark.slow
 @pytest.mark.parametrize("damage", WEIGHT_DAMAGES)
-def test_a_reranker_giving_nan_writes_nothing(damage, tmp_path_factory, tmp_path, capsys):
-    reranker = build_tiny_llava_reranker(tmp_path_factory.mktemp("reranker"))
+def test_a_reranker_giving_nan_writes_nothing(damage, built, tmp_path, capsys):
+    reranker = built(build_tiny_llava_reranker, "reranker")
     folder = damaged_copy(reranker, tmp_path / "models" / "reranker", damage, "language_model.model.norm.weight")
     run = tmp_path / "runs" / "run.json"
     argv = ["rerank", "mipr", "--candidates", str(MIPR_EMBEDDING), "--model", str(folder), "--top-n", "5"]

@@ -27,8 +27,8 @@ TOP_N = 4
 
 
 @pytest.fixture(scope="module")
-def reranker(tmp_path_factory):
-    return build_tiny_llava_reranker(tmp_path_factory.mktemp("reranker"))
+def reranker(built):
+    return built(build_tiny_llava_reranker, "reranker")
 
 
 def rerank(tmp_path, *options, name="run.json"):
