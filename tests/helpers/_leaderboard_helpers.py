@@ -5,33 +5,13 @@ import json
 from html.parser import HTMLParser
 from pathlib import Path
 
+from _cli import md_tables
+from _cli import run_cli
 from _paths import M2KR_RUN
 from _paths import MIPR_EMBEDDING
 from _paths import MIPR_RERANKED
 
-from mmrhub.cli import main
-
 SAMPLE_RUNS = {"mipr": [MIPR_EMBEDDING, MIPR_RERANKED], "m2kr": [M2KR_RUN]}
-
-
-def cli(capsys, *argv) -> tuple:
-    """(exit code, stdout, stderr) of one ``mmrhub`` command."""
-    code = main([str(arg) for arg in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def md_tables(text: str) -> list:
-    """Every Markdown table of a command's output: rows of cells, the heading first, the separator left out."""
-    found, current = [], []
-    for line in text.splitlines() + [""]:
-        if line.startswith("|"):
-            if not line.startswith("|---"):
-                current.append([cell.strip() for cell in line.strip("|").split("|")])
-        elif current:
-            found.append(current)
-            current = []
-    return found
 
 
 def swapped_run(source: Path, out: Path, every: int = 2, first: int = 0) -> Path:
@@ -57,14 +37,14 @@ def mipr_runs(folder: Path) -> list:
 
 def build_board(capsys, out: Path, benchmark: str, runs, *options) -> Path:
     """``mmrhub leaderboard BENCHMARK RUN ... -o OUT`` on the bundled sample; the folder."""
-    code, _, err = cli(capsys, "leaderboard", benchmark, *runs, "-o", out, *options)
+    code, _, err = run_cli(capsys, "leaderboard", benchmark, *runs, "-o", out, *options)
     assert code == 0, err
     return out
 
 
 def evaluate_cells(capsys, benchmark: str, runs, *options) -> dict:
     """{row name: its cells} of the table ``mmrhub evaluate`` prints for ``runs``."""
-    code, out, err = cli(capsys, "evaluate", benchmark, *runs, *options)
+    code, out, err = run_cli(capsys, "evaluate", benchmark, *runs, *options)
     assert code == 0, err
     table = md_tables(out)[0]
     return {row[0]: row[1:] for row in table[1:]}
@@ -72,7 +52,7 @@ def evaluate_cells(capsys, benchmark: str, runs, *options) -> dict:
 
 def compare_summary(capsys, benchmark: str, runs, *options) -> dict:
     """{row name: (label, cells with their letters)} of ``mmrhub compare``'s summary (three runs or more)."""
-    code, out, err = cli(capsys, "compare", benchmark, *runs, *options)
+    code, out, err = run_cli(capsys, "compare", benchmark, *runs, *options)
     assert code == 0, err
     summary = md_tables(out)[0]
     rows = {}

@@ -8,9 +8,9 @@ import json
 import re
 
 import pytest
+from _cli import run_cli
 from _leaderboard_helpers import SAMPLE_RUNS
 from _leaderboard_helpers import build_board
-from _leaderboard_helpers import cli
 from _leaderboard_helpers import mipr_runs
 from _leaderboard_helpers import result_files
 from _leaderboard_helpers import swapped_run
@@ -30,7 +30,7 @@ def evaluate_json(capsys, tmp_path, benchmark, runs, *options) -> dict:
     """{row name: evaluate's --json entry} with the per-group means."""
     out = tmp_path / f"{benchmark}-evaluate.json"
     flag = BENCHMARKS[benchmark].breakdown.flag
-    code, _, err = cli(capsys, "evaluate", benchmark, *runs, flag, "--json", out, *options)
+    code, _, err = run_cli(capsys, "evaluate", benchmark, *runs, flag, "--json", out, *options)
     assert code == 0, err
     return {run["name"]: run for run in json.loads(out.read_text())["runs"]}
 
@@ -102,16 +102,16 @@ def test_the_space_s_files(capsys, tmp_path):
 def test_add_scores_as_the_board_scores_and_refuses_a_name_it_has(capsys, tmp_path):
     board = build_board(capsys, tmp_path / "board", "mipr", [MIPR_EMBEDDING], "--k", "5")
     third = swapped_run(MIPR_RERANKED, tmp_path / "third.json")
-    code, out, err = cli(capsys, "leaderboard", "add", board, MIPR_RERANKED, third, "--name", "R", "--name", "T")
+    code, out, err = run_cli(capsys, "leaderboard", "add", board, MIPR_RERANKED, third, "--name", "R", "--name", "T")
     assert code == 0, err
     assert out.splitlines() == [f"wrote {board / 'results' / file_name(name)}" for name in ("R", "T")]
     results = result_files(board)
     assert sorted(results) == ["R", "T", "simulated_embedding_top50"]
     assert "nDCG@5" in results["T"]["table"] and "nDCG@10" not in results["T"]["table"]  # the board's --k
     before = sorted(p.name for p in (board / "results").iterdir())
-    code, _, err = cli(capsys, "leaderboard", "add", board, third, "--name", "T")
+    code, _, err = run_cli(capsys, "leaderboard", "add", board, third, "--name", "T")
     assert code == 1 and "an entry named 'T' is on the board" in err and "give the run another --name" in err
-    code, _, err = cli(capsys, "leaderboard", "add", board, M2KR_RUN)
+    code, _, err = run_cli(capsys, "leaderboard", "add", board, M2KR_RUN)
     assert code == 1 and "is a query of MIPR" in err
     assert sorted(p.name for p in (board / "results").iterdir()) == before
 
@@ -120,7 +120,7 @@ def test_add_refuses_a_board_whose_judgments_changed(capsys, tmp_path):
     board = build_board(capsys, tmp_path / "board", "mipr", [MIPR_EMBEDDING])
     table = board / "judgments" / "mipr_annotation.jsonl"
     table.write_text(table.read_text().replace('"L1"', '"L2"', 1))
-    code, _, err = cli(capsys, "leaderboard", "add", board, MIPR_RERANKED)
+    code, _, err = run_cli(capsys, "leaderboard", "add", board, MIPR_RERANKED)
     assert code == 1 and "mipr_annotation.jsonl is not the table the board's entries were scored against" in err
 
 
@@ -128,7 +128,7 @@ def test_add_refuses_a_board_another_version_built(capsys, tmp_path):
     board = build_board(capsys, tmp_path / "board", "mipr", [MIPR_EMBEDDING])
     settings = json.loads((board / "board.json").read_text())
     (board / "board.json").write_text(json.dumps({**settings, "mmrhub": "0.0.9"}))
-    code, _, err = cli(capsys, "leaderboard", "add", board, MIPR_RERANKED)
+    code, _, err = run_cli(capsys, "leaderboard", "add", board, MIPR_RERANKED)
     assert code == 1 and "was built by mmrhub 0.0.9, and this is mmrhub 0.1.0" in err
     assert len(list((board / "results").iterdir())) == 1
 
@@ -136,12 +136,12 @@ def test_add_refuses_a_board_another_version_built(capsys, tmp_path):
 def test_an_existing_folder_and_standard_input_are_refused(capsys, tmp_path):
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "mine.txt").write_text("keep")
-    code, _, err = cli(capsys, "leaderboard", "mipr", MIPR_EMBEDDING, "-o", tmp_path / "taken")
+    code, _, err = run_cli(capsys, "leaderboard", "mipr", MIPR_EMBEDDING, "-o", tmp_path / "taken")
     assert code == 1 and "already exists: add entries to a board with `mmrhub leaderboard add" in err
     assert [p.name for p in (tmp_path / "taken").iterdir()] == ["mine.txt"]
-    code, _, err = cli(capsys, "leaderboard", "mipr", "-", "-o", tmp_path / "new")
+    code, _, err = run_cli(capsys, "leaderboard", "mipr", "-", "-o", tmp_path / "new")
     assert code == 1 and "standard input) cannot be an entry" in err and not (tmp_path / "new").exists()
-    code, _, err = cli(capsys, "leaderboard", "add", tmp_path / "taken", MIPR_EMBEDDING)
+    code, _, err = run_cli(capsys, "leaderboard", "add", tmp_path / "taken", MIPR_EMBEDDING)
     assert code == 1 and "is not a board folder" in err
 
 

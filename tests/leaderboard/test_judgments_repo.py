@@ -6,8 +6,8 @@ the repo, its image archives included (never read)."""
 import shutil
 
 import pytest
+from _cli import run_cli
 from _leaderboard_helpers import build_board
-from _leaderboard_helpers import cli
 from _paths import M2KR_RUN
 from _paths import M2KR_SAMPLE
 
@@ -79,6 +79,8 @@ def test_a_hub_that_cannot_be_reached_is_one_line(repo_board, monkeypatch):
 
 
 def test_a_repo_without_a_commit_is_refused(capsys, tmp_path):
-    code, _, err = cli(capsys, "leaderboard", "m2kr", M2KR_RUN, "-o", tmp_path / "b", "--judgments-repo", "org/x@main")
+    code, _, err = run_cli(
+        capsys, "leaderboard", "m2kr", M2KR_RUN, "-o", tmp_path / "b", "--judgments-repo", "org/x@main"
+    )
     assert code == 1 and "expected a dataset repo and the commit its tables are read at" in err
     assert not (tmp_path / "b").exists()

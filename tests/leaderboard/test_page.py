@@ -7,12 +7,12 @@ huggingface_hub's own client against a loopback Hub that records the commit."""
 import json
 
 import pytest
+from _cli import md_tables
+from _cli import run_cli
 from _hub_server import HubServer
 from _leaderboard_helpers import Cells
-from _leaderboard_helpers import cli
 from _leaderboard_helpers import evaluate_cells
 from _leaderboard_helpers import free_port
-from _leaderboard_helpers import md_tables
 from _leaderboard_helpers import mipr_runs
 from _paths import M2KR_RUN
 
@@ -69,7 +69,7 @@ def test_the_board_endpoint_gives_evaluate_s_cells_and_the_letters(capsys, space
 
 def test_each_category_s_view_holds_evaluate_s_means(capsys, space, runs):
     client, _ = space
-    code, out, err = cli(capsys, "evaluate", "mipr", runs[1], "--by-category")
+    code, out, err = run_cli(capsys, "evaluate", "mipr", runs[1], "--by-category")
     assert code == 0, err
     categories = md_tables(out)[1]  # the reranked run's per-category table
     for category, *means, count in categories[1:]:

@@ -5,8 +5,8 @@ merged from a pull request on the Hub stays through the owner's next push (again
 
 import json
 
+from _cli import run_cli
 from _leaderboard_helpers import build_board
-from _leaderboard_helpers import cli
 from _leaderboard_helpers import swapped_run
 from _paths import MIPR_EMBEDDING
 from _paths import MIPR_RERANKED
@@ -25,7 +25,7 @@ def manifest(hub) -> dict:
 
 def test_a_board_is_pushed_as_a_space_and_a_merged_entry_stays(capsys, tmp_path, writable_hub):
     board = build_board(capsys, tmp_path / "board", "mipr", [MIPR_EMBEDDING])
-    code, out, err = cli(capsys, "push", board, "org/mipr-board")
+    code, out, err = run_cli(capsys, "push", board, "org/mipr-board")
     assert code == 0, err
     assert out.splitlines()[0].startswith("space org/mipr-board: ")
     local = sorted(p.relative_to(board).as_posix() for p in board.rglob("*") if p.is_file())
@@ -36,9 +36,9 @@ def test_a_board_is_pushed_as_a_space_and_a_merged_entry_stays(capsys, tmp_path,
     merged = f"results/{file_name('from-a-pull-request')}"
     entry = (board / "results" / file_name("simulated_embedding_top50")).read_bytes()
     space(writable_hub).commit_as_user({merged: entry}, "Merge pull request #1")
-    code, _, err = cli(capsys, "leaderboard", "add", board, MIPR_RERANKED)
+    code, _, err = run_cli(capsys, "leaderboard", "add", board, MIPR_RERANKED)
     assert code == 0, err
-    code, out, err = cli(capsys, "push", board, "org/mipr-board")
+    code, out, err = run_cli(capsys, "push", board, "org/mipr-board")
     assert code == 0, err
     assert f"keep    {merged}" in out and "0 file(s) deleted" in out
     files = space(writable_hub).files()
@@ -49,9 +49,9 @@ def test_a_board_is_pushed_as_a_space_and_a_merged_entry_stays(capsys, tmp_path,
 def test_an_entry_removed_from_the_folder_is_removed_from_the_space(capsys, tmp_path, writable_hub):
     third = swapped_run(MIPR_EMBEDDING, tmp_path / "third.json")
     board = build_board(capsys, tmp_path / "board", "mipr", [MIPR_EMBEDDING, third])
-    assert cli(capsys, "push", board, "org/mipr-board")[0] == 0
+    assert run_cli(capsys, "push", board, "org/mipr-board")[0] == 0
     (board / "results" / file_name("third")).unlink()  # the owner takes the entry off the board
-    code, out, _ = cli(capsys, "push", board, "org/mipr-board")
+    code, out, _ = run_cli(capsys, "push", board, "org/mipr-board")
     assert code == 0 and f"delete  results/{file_name('third')}" in out
     assert f"results/{file_name('third')}" not in space(writable_hub).files()
     assert f"results/{file_name('simulated_embedding_top50')}" in manifest(writable_hub)["files"]

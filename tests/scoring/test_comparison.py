@@ -8,9 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _cli import md_tables
+from _cli import run_cli
 from _paths import ROOT
 
-from mmrhub.cli import main
 from mmrhub.scoring.compare.comparison import compare_runs
 from mmrhub.scoring.compare.comparison import index_pairs
 from mmrhub.scoring.compare.corrections import adjust
@@ -48,25 +49,6 @@ def exact_p(diff) -> float:
     observed = abs(diff.mean())
     flips = [abs(np.dot(signs, diff)) / len(diff) for signs in itertools.product((-1, 1), repeat=len(diff))]
     return float(np.mean(np.array(flips) >= observed - 1e-12))
-
-
-def run_cli(capsys, *argv):
-    code = main([str(arg) for arg in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def tables(text: str) -> list:
-    """Every Markdown table of the output: rows of cells, the heading first, the separator left out."""
-    found, current = [], []
-    for line in text.splitlines() + [""]:
-        if line.startswith("|"):
-            if not line.startswith("|---"):
-                current.append([cell.strip() for cell in line.strip("|").split("|")])
-        elif current:
-            found.append(current)
-            current = []
-    return found
 
 
 def perturbed_run(tmp_path) -> Path:
@@ -234,7 +216,7 @@ def test_three_runs_every_pair_holm_corrected(capsys, tmp_path):
         capsys, "compare", "mipr", EMBEDDING, RERANKER, third, "--permutations", "2000", "--json", out_json
     )
     assert code == 0, err
-    found = tables(out)[1:]  # after the summary, a table per pair
+    found = md_tables(out)[1:]  # after the summary, a table per pair
     names = ("simulated_embedding_top50", "simulated_reranker_top50", "swapped")
     assert [table[0] for table in found] == [
         ["Measure", a, b, "B - A", "p", "p (holm)"] for a, b in [names[:2], names[::2], names[1:]]
@@ -250,7 +232,7 @@ def test_three_runs_every_pair_holm_corrected(capsys, tmp_path):
         assert [t["p_corrected"] for t in tests] == pytest.approx(holm([t["p"] for t in tests]))
         assert [row[index + 1][5] for row in found] == [f"{t['p_corrected']:.4f}" for t in tests]
     _, two, _ = run_cli(capsys, "compare", "mipr", EMBEDDING, RERANKER, "--permutations", "2000")
-    assert [row[:5] for row in found[0]] == tables(two)[0]  # the raw p of a pair does not depend on the others
+    assert [row[:5] for row in found[0]] == md_tables(two)[0]  # the raw p of a pair does not depend on the others
 
 
 def test_baseline_compares_each_run_with_it_once(capsys, tmp_path):
@@ -270,14 +252,14 @@ def test_baseline_compares_each_run_with_it_once(capsys, tmp_path):
         "500",
     )
     assert code == 0, err
-    heads = [table[0][:3] for table in tables(out)[1:]]
+    heads = [table[0][:3] for table in md_tables(out)[1:]]
     assert heads == [
         ["Measure", "simulated_reranker_top50", "simulated_embedding_top50"],
         ["Measure", "simulated_reranker_top50", "swapped"],
     ]
     assert "p (bonferroni): Bonferroni-adjusted per measure across the 2 pairs" in out
     code, out, _ = run_cli(capsys, "compare", "mipr", third, "--baseline", EMBEDDING, "--correction", "none")
-    assert code == 0 and len(tables(out)) == 1 and "One pair: nothing to correct." in out
+    assert code == 0 and len(md_tables(out)) == 1 and "One pair: nothing to correct." in out
 
 
 def test_correction_none_has_no_corrected_column(capsys, tmp_path):
@@ -285,7 +267,7 @@ def test_correction_none_has_no_corrected_column(capsys, tmp_path):
     code, out, _ = run_cli(
         capsys, "compare", "mipr", EMBEDDING, RERANKER, third, "--correction", "none", "--permutations", "200"
     )
-    assert code == 0 and all(len(table[0]) == 5 for table in tables(out)[1:])
+    assert code == 0 and all(len(table[0]) == 5 for table in md_tables(out)[1:])
     assert "p is not corrected for the 3 pairs." in out
     assert "; >a after a value: above run a's, p < 0.05 in the pair's table below._" in out
 
@@ -303,15 +285,14 @@ def test_three_runs_open_with_one_summary_table(capsys, tmp_path):
     argv = ["compare", "mipr", EMBEDDING, RERANKER, third, "--permutations", "2000"]
     code, out, err = run_cli(capsys, *argv, "--json", out_json)
     assert code == 0, err
-    assert out.startswith("| System | nDCG@10 |") and tables(out)[0] == SUMMARY
+    assert out.startswith("| System | nDCG@10 |") and md_tables(out)[0] == SUMMARY
     assert out.splitlines()[6] == (
         "_Each run's means x100, as mmrhub evaluate prints them; >a after a value: above run a's, p (holm) < 0.05 "
         "in the pair's table below._"
     )
     # the means are evaluate's, the markers the corrected p of each pair's test
-    assert [row[1:] for row in tables(run_cli(capsys, "evaluate", "mipr", EMBEDDING, RERANKER, third)[1])[0]][1:] == [
-        [value.split(" ")[0] for value in row[1:]] for row in SUMMARY[1:]
-    ]
+    evaluated = md_tables(run_cli(capsys, "evaluate", "mipr", EMBEDDING, RERANKER, third)[1])[0]
+    assert [row[1:] for row in evaluated[1:]] == [[value.split(" ")[0] for value in row[1:]] for row in SUMMARY[1:]]
     labels = {"simulated_embedding_top50": "a", "simulated_reranker_top50": "b", "swapped": "c"}
     above = {}
     for pair in json.loads(out_json.read_text())["pairs"]:
@@ -327,13 +308,13 @@ def test_three_runs_open_with_one_summary_table(capsys, tmp_path):
     }
     assert marked == above
     code, two, _ = run_cli(capsys, "compare", "mipr", EMBEDDING, RERANKER, "--permutations", "2000")
-    assert code == 0 and two.startswith("| Measure |") and len(tables(two)) == 1  # one pair: its table is all
+    assert code == 0 and two.startswith("| Measure |") and len(md_tables(two)) == 1  # one pair: its table is all
 
 
 def test_runs_sharing_a_name_are_numbered(capsys, tmp_path):
     code, out, err = run_cli(capsys, "compare", "mipr", EMBEDDING, EMBEDDING, "--permutations", "100")
     assert code == 0 and "note: two runs are named 'simulated_embedding_top50'" in err
-    assert tables(out)[0][0][1:3] == ["simulated_embedding_top50", "simulated_embedding_top50 (2)"]
+    assert md_tables(out)[0][0][1:3] == ["simulated_embedding_top50", "simulated_embedding_top50 (2)"]
 
 
 def test_footnotes_say_only_what_applies_to_the_benchmark(capsys):

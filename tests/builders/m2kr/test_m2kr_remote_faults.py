@@ -14,18 +14,10 @@ from _remote_m2kr import archives
 from _remote_m2kr import remote_m2kr
 
 import m2kr
-import m2kr_archive
-import mmr_remote
 from m2kr import M2krDataError
 from mmr_remote import RemoteReadError
 
-
-@pytest.fixture(autouse=True)
-def fresh_process(monkeypatch, tmp_path):
-    monkeypatch.setattr(m2kr_archive, "_ARCHIVES", {})
-    monkeypatch.setattr(m2kr_archive, "_STATES", {})
-    monkeypatch.setattr(mmr_remote, "_LOCATIONS", {})
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+pytestmark = pytest.mark.usefixtures("fresh_process")
 
 
 @pytest.fixture

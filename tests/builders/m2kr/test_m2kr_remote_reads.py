@@ -17,13 +17,7 @@ from mmr_remote import RemoteReadError
 N = 8  # requests in flight asked for
 
 
-@pytest.fixture(autouse=True)
-def fresh_process(monkeypatch, tmp_path):
-    """Each test starts as a new process would: no directory parsed yet, no Hub URL resolved, its own HF_HOME."""
-    monkeypatch.setattr(m2kr_archive, "_ARCHIVES", {})
-    monkeypatch.setattr(m2kr_archive, "_STATES", {})
-    monkeypatch.setattr(mmr_remote, "_LOCATIONS", {})
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+pytestmark = pytest.mark.usefixtures("fresh_process")
 
 
 @pytest.fixture
