@@ -137,6 +137,7 @@ def console() -> None:
     """The ``mmrhub`` executable. The process ends right after ``main``: freezing the objects spares Python's
     shutdown collections a walk over all that numpy and pyarrow made (bench/README.md has the figure)."""
     code = main()
+    interrupts.finished()
     gc.freeze()
     sys.exit(code)
 

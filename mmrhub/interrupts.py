@@ -39,6 +39,16 @@ def end() -> None:
     os._exit(EXIT)
 
 
+def finished() -> None:
+    """The command's work is done and its output flushed: a Ctrl-C from here to the exit changes nothing, so it is
+    ignored. Python's shutdown would otherwise put the default handler back, and a late Ctrl-C would kill a process
+    whose work is complete, with no line said."""
+    import _signal
+
+    if os.getpid() == _MAIN and _signal.getsignal(_signal.SIGINT) is _on_sigint:
+        _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+
+
 def _in_a_child() -> bool:
     process = sys.modules.get("multiprocessing.process")
     return os.getpid() != _MAIN or (process is not None and process.parent_process() is not None)

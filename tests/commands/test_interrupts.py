@@ -21,6 +21,17 @@ def test_ctrl_c_during_start_up_exits_130_with_one_line(delay):
         assert (code, err) == (130, INTERRUPTED)
 
 
+def test_ctrl_c_after_the_work_is_done_leaves_the_command_s_exit_code():
+    """Once main has returned, a Ctrl-C is ignored: Python's shutdown would put the default handler back, and a
+    Ctrl-C landing then killed a finished command (exit -2, no line; seen once in .ci/run at delay 0.3 above)."""
+    probe = (
+        "import os, signal, mmrhub.interrupts as interrupts; interrupts.finished(); "
+        "os.kill(os.getpid(), signal.SIGINT); print('done', flush=True)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "done\n", "")
+
+
 def test_the_handler_is_in_before_the_heavy_imports():
     # -X importtime lists modules as they finish loading: the handler must come before numpy, pyarrow and datasets
     # (which a command's module imports when its parser is built)
