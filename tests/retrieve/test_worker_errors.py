@@ -8,18 +8,22 @@ import shutil
 import struct
 
 import pytest
-from _mipr_helpers import read_jsonl
-from _paths import MIPR_EMBEDDING
-from _paths import MIPR_SAMPLE
-from tiny_models import build_tiny_chinese_clip
-from tiny_models import build_tiny_llava_reranker
 
-from mmrhub.cli import main
-from mmrhub.declaration import Side
-from mmrhub.retrieve.data_loading import ItemError
-from mmrhub.retrieve.data_loading import NamedErrors
-from mmrhub.retrieve.data_loading import Row
-from mmrhub.retrieve.data_loading import worker_errors
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from _mipr_helpers import read_jsonl  # noqa: E402
+from _paths import MIPR_EMBEDDING  # noqa: E402
+from _paths import MIPR_SAMPLE  # noqa: E402
+from tiny_models import build_tiny_chinese_clip  # noqa: E402
+from tiny_models import build_tiny_llava_reranker  # noqa: E402
+
+from mmrhub.cli import main  # noqa: E402
+from mmrhub.declaration import Side  # noqa: E402
+from mmrhub.retrieve.data_loading import ItemError  # noqa: E402
+from mmrhub.retrieve.data_loading import NamedErrors  # noqa: E402
+from mmrhub.retrieve.data_loading import Row  # noqa: E402
+from mmrhub.retrieve.data_loading import worker_errors  # noqa: E402
 
 CORPUS = read_jsonl(MIPR_SAMPLE / "mipr_corpus.jsonl")
 BROKEN = CORPUS[100]  # a product in the fourth batch of 32

@@ -16,17 +16,19 @@ import json
 
 import numpy as np
 import pytest
-from _paths import ROOT
-from image_modes import cases
-from image_modes import opened
-from PIL import Image
 
-from mmrhub.retrieve.data_loading import Row
-from mmrhub.retrieve.images import as_rgb
-from mmrhub.retrieve.images import decoded
-from mmrhub.retrieve.presets import EXIF_IGNORE
-
+pytest.importorskip("torch")
 pytest.importorskip("transformers")
+
+from _paths import ROOT  # noqa: E402
+from image_modes import cases  # noqa: E402
+from image_modes import opened  # noqa: E402
+from PIL import Image  # noqa: E402
+
+from mmrhub.retrieve.data_loading import Row  # noqa: E402
+from mmrhub.retrieve.images import as_rgb  # noqa: E402
+from mmrhub.retrieve.images import decoded  # noqa: E402
+from mmrhub.retrieve.presets import EXIF_IGNORE  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "retrieve" / "data" / "image_modes_reference.json"
 TRANSPARENT = ("L with tRNS (PNG)", "P with tRNS (PNG)", "P with transparency (GIF)", "RGB with tRNS (PNG)")

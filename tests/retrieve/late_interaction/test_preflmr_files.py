@@ -8,13 +8,17 @@ import json
 import shutil
 
 import pytest
-from _damaged_models import damaged_copy
-from tiny_models import PREFLMR_PROCESSOR
-from tiny_models import build_preflmr
 
-from mmrhub.cli import main
-from mmrhub.retrieve.late_interaction.preflmr.config import read_config
-from mmrhub.retrieve.late_interaction.preflmr.encoder import build_preflmr_encoder
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from _damaged_models import damaged_copy  # noqa: E402
+from tiny_models import PREFLMR_PROCESSOR  # noqa: E402
+from tiny_models import build_preflmr  # noqa: E402
+
+from mmrhub.cli import main  # noqa: E402
+from mmrhub.retrieve.late_interaction.preflmr.config import read_config  # noqa: E402
+from mmrhub.retrieve.late_interaction.preflmr.encoder import build_preflmr_encoder  # noqa: E402
 
 TEXTS = ["using the provided image obtain documents that address the subsequent question", "who designed this"]
 

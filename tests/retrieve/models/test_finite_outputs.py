@@ -9,24 +9,26 @@ import json
 
 import numpy as np
 import pytest
-import torch
-from _damaged_models import DAMAGES
-from _damaged_models import WEIGHT_DAMAGES
-from _damaged_models import damaged_copy
-from _mipr_helpers import read_jsonl
-from _paths import M2KR_SAMPLE
-from _paths import MIPR_EMBEDDING
-from _paths import MIPR_SAMPLE
-from tiny_models import PREFLMR_PROCESSOR
-from tiny_models import build_preflmr
-from tiny_models import build_tiny_chinese_clip
-from tiny_models import build_tiny_llava_reranker
-from tiny_models import build_tiny_sentence_transformer
-from tiny_models import m2kr_sample_texts
 
-from mmrhub.cli import main
-from mmrhub.retrieve.finite import NotFinite
-from mmrhub.retrieve.finite import check
+torch = pytest.importorskip("torch")
+
+from _damaged_models import DAMAGES  # noqa: E402
+from _damaged_models import WEIGHT_DAMAGES  # noqa: E402
+from _damaged_models import damaged_copy  # noqa: E402
+from _mipr_helpers import read_jsonl  # noqa: E402
+from _paths import M2KR_SAMPLE  # noqa: E402
+from _paths import MIPR_EMBEDDING  # noqa: E402
+from _paths import MIPR_SAMPLE  # noqa: E402
+from tiny_models import PREFLMR_PROCESSOR  # noqa: E402
+from tiny_models import build_preflmr  # noqa: E402
+from tiny_models import build_tiny_chinese_clip  # noqa: E402
+from tiny_models import build_tiny_llava_reranker  # noqa: E402
+from tiny_models import build_tiny_sentence_transformer  # noqa: E402
+from tiny_models import m2kr_sample_texts  # noqa: E402
+
+from mmrhub.cli import main  # noqa: E402
+from mmrhub.retrieve.finite import NotFinite  # noqa: E402
+from mmrhub.retrieve.finite import check  # noqa: E402
 
 CORPUS_IDS = {row["item_id"] for row in read_jsonl(MIPR_SAMPLE / "mipr_corpus.jsonl")}
 TAIL = (
