@@ -13,7 +13,6 @@ import zipfile
 import pytest
 from _leaderboard_helpers import compare_summary
 from _leaderboard_helpers import evaluate_cells
-from _leaderboard_helpers import mipr_runs
 from _leaderboard_helpers import swapped_run
 from _paths import M2KR_RUN
 from _paths import MIPR_EMBEDDING
@@ -30,18 +29,6 @@ from mmrhub.retrieve.options import RetrieveOptions
 from mmrhub.retrieve.options import RunOptions
 
 MIPR = BENCHMARKS["mipr"]
-
-
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    return mipr_runs(tmp_path_factory.mktemp("runs"))
-
-
-@pytest.fixture(scope="module")
-def board(tmp_path_factory, runs):
-    folder = tmp_path_factory.mktemp("live") / "board"
-    assert main(["leaderboard", "mipr", *map(str, runs[:3]), "-o", str(folder)]) == 0
-    return folder
 
 
 @pytest.fixture(scope="module")

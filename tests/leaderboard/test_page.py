@@ -13,7 +13,6 @@ from _hub_server import HubServer
 from _leaderboard_helpers import Cells
 from _leaderboard_helpers import evaluate_cells
 from _leaderboard_helpers import free_port
-from _leaderboard_helpers import mipr_runs
 from _paths import M2KR_RUN
 
 from mmrhub.benchmarks import BENCHMARKS
@@ -26,18 +25,11 @@ gradio_client = pytest.importorskip("gradio_client")
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    return mipr_runs(tmp_path_factory.mktemp("runs"))
-
-
-@pytest.fixture(scope="module")
-def space(tmp_path_factory, runs):
+def space(board):
     """The MIPR sample board's page, launched; (client, board folder)."""
     from mmrhub.leaderboard.page import build_page
     from mmrhub.leaderboard.page import launch_options
 
-    board = tmp_path_factory.mktemp("page") / "board"
-    assert main(["leaderboard", "mipr", *map(str, runs[:3]), "-o", str(board)]) == 0
     demo = build_page(BENCHMARKS["mipr"], board)
     port = free_port()
     demo.launch(
