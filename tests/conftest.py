@@ -37,7 +37,7 @@ def remote_settings_of_the_test_only(monkeypatch):
 
 @pytest.fixture(scope="session")
 def built(tmp_path_factory):
-    """``built(builder, name, *args, copy_to=None, **kwargs)``: a tiny model built once per test run, whichever test
+    """``built(builder, name, *args, **kwargs)``: a tiny model built once per test run, whichever test
     or xdist worker asks first (``tests/helpers/_built_once.py``)."""
     from _built_once import built_once
     from _built_once import shared_root

@@ -1,5 +1,5 @@
 """Tiny models built once per test run (tests/helpers/_built_once.py): one build per key, whichever process asks
-first, the folder's name kept, a copy for a test that changes files, and a build cut short made again."""
+first, the folder's name kept, and a build cut short made again."""
 
 import json
 import subprocess
@@ -39,14 +39,6 @@ def test_the_key_holds_the_builder_s_source_name_arguments_and_versions():
     assert key == build_key(make, "m", (["a"],), {"seed": 1})
     assert len({key, build_key(make, "n", (["a"],), {"seed": 1}), build_key(make, "m", (["b"],), {"seed": 1})}) == 3
     assert key != build_key(builds, "m", (["a"],), {"seed": 1})
-
-
-def test_a_copy_leaves_the_shared_build_as_it_was(tmp_path):
-    copied = built_once(tmp_path / "cache", make, "tiny", ["a"], copy_to=tmp_path / "mine")
-    assert copied == tmp_path / "mine" / "tiny"
-    (copied / "words.json").write_text("changed")
-    assert json.loads((built_once(tmp_path / "cache", make, "tiny", ["a"]) / "words.json").read_text()) == [["a"], 0]
-    assert builds(tmp_path / "cache") == ["tiny"]
 
 
 def test_a_build_cut_short_is_made_again(tmp_path):

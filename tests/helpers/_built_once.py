@@ -2,8 +2,8 @@
 
 Each build lies in a folder named by the digest of what makes it: the builder's module source, its name, its
 arguments and the versions of the libraries that write the files. The first worker to ask builds it under a file
-lock, into a temporary folder renamed into place when done; the others wait and reuse it. A test that changes the
-files it is given asks for a copy (``copy_to``).
+lock, into a temporary folder renamed into place when done; the others wait and reuse it. Tests only read what
+they are given (a test that damages a model damages a copy: ``_damaged_models.damaged_copy``).
 """
 
 import hashlib
@@ -50,9 +50,8 @@ def build_key(builder, name: str, args: tuple, kwargs: dict) -> str:
     return hashlib.sha256(json.dumps(facts, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
-def built_once(root: Path, builder, name: str, *args, copy_to: Path | None = None, **kwargs) -> Path:
-    """``builder(folder / name, *args, **kwargs)`` run once per key; returns the path it returned (or a copy of its
-    folder under ``copy_to``, the same name kept)."""
+def built_once(root: Path, builder, name: str, *args, **kwargs) -> Path:
+    """``builder(folder / name, *args, **kwargs)`` run once per key; returns the path it returned."""
     folder = Path(root) / build_key(builder, name, args, kwargs)
     done = folder / "built.json"
     with FileLock(str(folder) + ".lock"):
@@ -64,9 +63,4 @@ def built_once(root: Path, builder, name: str, *args, copy_to: Path | None = Non
             relative = result.relative_to(partial)
             (partial / "built.json").write_text(json.dumps({"result": str(relative)}), encoding="utf-8")
             os.rename(partial, folder)
-    result = folder / json.loads(done.read_text(encoding="utf-8"))["result"]
-    if copy_to is None:
-        return result
-    copied = Path(copy_to) / name
-    shutil.copytree(folder / name, copied)
-    return copied / result.relative_to(folder / name)
+    return folder / json.loads(done.read_text(encoding="utf-8"))["result"]
