@@ -8,20 +8,13 @@ import subprocess
 import sys
 
 import pytest
+from _cli import run_cli
 from _paths import ROOT
-
-from mmrhub.cli import main
 
 MIPR_DIR = ROOT / "data" / "mipr"
 EMBEDDING = MIPR_DIR / "baseline" / "simulated_embedding_top50.json"
 M2KR_DIR = ROOT / "data" / "m2kr"
 M2KR_RUN = M2KR_DIR / "baseline" / "simulated_top5.json"
-
-
-def run_cli(capsys, *argv):
-    code = main([str(arg) for arg in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def one_line_error(capsys, *argv) -> str:

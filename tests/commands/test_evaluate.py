@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _cli import run_cli
 from _metrics_helpers import plain_m2kr
 from _metrics_helpers import plain_mipr
 from _mipr_helpers import read_jsonl
@@ -36,12 +37,6 @@ def table_values(text):
     header = [cell.strip() for cell in lines[0].strip("|").split("|")]
     cells = [cell.strip() for cell in lines[2].strip("|").split("|")]
     return dict(zip(header, cells))
-
-
-def run_cli(capsys, *argv):
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_evaluate_mipr_prints_the_published_table(capsys, tmp_path):

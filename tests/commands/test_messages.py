@@ -7,18 +7,11 @@ import lzma
 import zipfile
 
 import pytest
+from _cli import run_cli
 from _m2kr_helpers import PASSAGE_PARTS
 from _m2kr_helpers import copy_sample
 from _m2kr_helpers import joined_bytes
 from _paths import MIPR_EMBEDDING
-
-from mmrhub.cli import main
-
-
-def run_cli(capsys, *argv):
-    code = main([str(arg) for arg in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize("suffix, compress", [(".gz", gzip.compress), (".bz2", bz2.compress), (".xz", lzma.compress)])

@@ -5,10 +5,10 @@ MTEB's main score beside it equal to the benchmark's by definition, and the capt
 import json
 
 import pytest
+from _cli import run_cli
 
 import m2kr
 import mipr
-from mmrhub.cli import main
 
 MODEL = "mteb/baseline-random-encoder"
 TOP_K = 20
@@ -25,12 +25,6 @@ def task_classes():
     from mmrhub.mteb import TASKS  # imports mteb
 
     return TASKS
-
-
-def run_cli(capsys, *argv):
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def table(text: str) -> dict:

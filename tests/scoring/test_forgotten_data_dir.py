@@ -7,11 +7,11 @@ import json
 import random
 
 import pytest
+from _cli import run_cli
 from _paths import M2KR_RUN
 from _paths import MIPR_EMBEDDING
 from _paths import MIPR_SAMPLE
 
-from mmrhub.cli import main
 from mmrhub.declaration import Benchmark
 
 FULL_QUERIES = 3_522  # MIPR's, idx "1".."3522" as bench/make_mipr_synthetic.py numbers them; the sample's are 1..27
@@ -37,12 +37,6 @@ def full_run(tmp_path_factory):
     path = tmp_path_factory.mktemp("full") / "full.json"
     path.write_text(json.dumps(entries))
     return path
-
-
-def run_cli(capsys, *argv):
-    code = main([str(arg) for arg in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.mark.parametrize(

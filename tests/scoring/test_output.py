@@ -5,18 +5,11 @@ import json
 import shutil
 
 import pytest
+from _cli import run_cli
 from _paths import ROOT
-
-from mmrhub.cli import main
 
 EMBEDDING = ROOT / "data" / "mipr" / "baseline" / "simulated_embedding_top50.json"
 M2KR_RUN = ROOT / "data" / "m2kr" / "baseline" / "simulated_top5.json"
-
-
-def run_cli(capsys, *argv):
-    code = main([str(arg) for arg in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_defaults_add_no_reading_line(capsys):

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _cli import run_cli
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
 from _metrics_helpers import GAIN  # noqa: E402
 from _paths import ROOT  # noqa: E402
 
-from mmrhub.cli import main  # noqa: E402
 from mmrhub.scoring.runs.reading import read_run  # noqa: E402
 from mmrhub.scoring.runs.run import FORMATS  # noqa: E402
 from mmrhub.scoring.runs.run import RunError  # noqa: E402
@@ -26,12 +26,6 @@ EMBEDDING = MIPR_DIR / "baseline" / "simulated_embedding_top50.json"
 # ids whose byte order tells strcmp from other orders: case, digits, punctuation, multi-byte UTF-8
 IDS = ["a", "B", "b", "doc1", "doc10", "doc2", "Doc2", "-x", "_y", "z9", "é", "ñ1", "中文", "中", "Z"]
 SCORES = [1.0, 0.5, 0.5, 0.25, 2, 0.1, 0.1 + 1e-12, -1.0]  # ties, an int, and two equal in single precision
-
-
-def run_cli(capsys, *argv):
-    code = main([str(arg) for arg in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def scored(capsys, tmp_path, *argv) -> list:
